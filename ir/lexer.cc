@@ -1,0 +1,315 @@
+#include "ir/lexer.h"
+
+#include <array>
+
+namespace spmdsim::ir {
+namespace {
+
+constexpr std::array<bool, 256> MakeIdentTable(bool allow_digit_start) {
+  std::array<bool, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (int c = '0'; c <= '9'; ++c) t[c] = allow_digit_start;
+  t['_'] = true;
+  t['.'] = allow_digit_start;
+  t['-'] = allow_digit_start;
+  return t;
+}
+constexpr std::array<bool, 256> kIdentStart = MakeIdentTable(false);
+constexpr std::array<bool, 256> kIdentChar = MakeIdentTable(true);
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+std::string_view TokenKindName(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::kEof:
+      return "end of input";
+    case TokenKind::kError:
+      return "invalid character";
+    case TokenKind::kLbrace:
+      return "'{'";
+    case TokenKind::kRbrace:
+      return "'}'";
+    case TokenKind::kLparen:
+      return "'('";
+    case TokenKind::kRparen:
+      return "')'";
+    case TokenKind::kLsquare:
+      return "'['";
+    case TokenKind::kRsquare:
+      return "']'";
+    case TokenKind::kComma:
+      return "','";
+    case TokenKind::kColon:
+      return "':'";
+    case TokenKind::kEqual:
+      return "'='";
+    case TokenKind::kArrow:
+      return "'->'";
+    case TokenKind::kLeq:
+      return "'<='";
+    case TokenKind::kQuestion:
+      return "'?'";
+    case TokenKind::kStar:
+      return "'*'";
+    case TokenKind::kName:
+      return "a name";
+    case TokenKind::kPercent:
+      return "a %name";
+    case TokenKind::kInt:
+      return "an integer";
+    case TokenKind::kNumber:
+      return "a number";
+    case TokenKind::kString:
+      return "a string";
+  }
+  return "a token";
+}
+
+void Lexer::SkipTrivia() {
+  const size_t n = text_.size();
+  while (pos_ < n) {
+    const char c = text_[pos_];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      ++pos_;
+    } else if (c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '*') {
+      const size_t end = text_.find("*/", pos_ + 2);
+      if (end == std::string_view::npos) return;  // Lex() reports the unterminated comment
+      pos_ = end + 2;
+    } else if (c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '/') {
+      const size_t end = text_.find('\n', pos_);
+      pos_ = end == std::string_view::npos ? n : end;
+    } else {
+      return;
+    }
+  }
+}
+
+const Token& Lexer::Peek() {
+  if (!has_peek_) {
+    peek_ = Lex();
+    has_peek_ = true;
+  }
+  return peek_;
+}
+
+Token Lexer::Next() {
+  if (has_peek_) {
+    has_peek_ = false;
+    return peek_;
+  }
+  return Lex();
+}
+
+Token Lexer::Lex() {
+  SkipTrivia();
+  const size_t n = text_.size();
+  Token tok;
+  tok.offset = base_ + pos_;
+  if (pos_ >= n) {
+    tok.kind = TokenKind::kEof;
+    return tok;
+  }
+  const size_t start = pos_;
+  const auto single = [&](TokenKind kind) {
+    ++pos_;
+    tok.kind = kind;
+    tok.text = text_.substr(start, 1);
+    return tok;
+  };
+  const char c = text_[pos_];
+  switch (c) {
+    case '{':
+      return single(TokenKind::kLbrace);
+    case '}':
+      return single(TokenKind::kRbrace);
+    case '(':
+      return single(TokenKind::kLparen);
+    case ')':
+      return single(TokenKind::kRparen);
+    case '[':
+      return single(TokenKind::kLsquare);
+    case ']':
+      return single(TokenKind::kRsquare);
+    case ',':
+      return single(TokenKind::kComma);
+    case ':':
+      return single(TokenKind::kColon);
+    case '=':
+      return single(TokenKind::kEqual);
+    case '?':
+      return single(TokenKind::kQuestion);
+    case '*':
+      return single(TokenKind::kStar);
+    case '/':
+      // Only an unterminated /* comment reaches here.
+      pos_ = n;
+      tok.kind = TokenKind::kError;
+      tok.text = "unterminated comment";
+      return tok;
+    case '<':
+      if (pos_ + 1 < n && text_[pos_ + 1] == '=') {
+        pos_ += 2;
+        tok.kind = TokenKind::kLeq;
+        tok.text = text_.substr(start, 2);
+        return tok;
+      }
+      return single(TokenKind::kError);
+    case '"': {
+      ++pos_;
+      while (pos_ < n && text_[pos_] != '"') {
+        if (text_[pos_] == '\\') ++pos_;
+        ++pos_;
+      }
+      if (pos_ >= n) {
+        tok.kind = TokenKind::kError;
+        tok.text = "unterminated string";
+        return tok;
+      }
+      tok.kind = TokenKind::kString;
+      tok.text = text_.substr(start + 1, pos_ - start - 1);
+      ++pos_;
+      return tok;
+    }
+    case '%': {
+      ++pos_;
+      while (pos_ < n && kIdentChar[static_cast<unsigned char>(text_[pos_])]) ++pos_;
+      if (pos_ == start + 1) {
+        tok.kind = TokenKind::kError;
+        tok.text = text_.substr(start, 1);
+        return tok;
+      }
+      tok.kind = TokenKind::kPercent;
+      tok.text = text_.substr(start + 1, pos_ - start - 1);
+      return tok;
+    }
+    default:
+      break;
+  }
+  if (c == '-' && pos_ + 1 < n && text_[pos_ + 1] == '>') {
+    pos_ += 2;
+    tok.kind = TokenKind::kArrow;
+    tok.text = text_.substr(start, 2);
+    return tok;
+  }
+  if (IsDigit(c) ||
+      ((c == '-' || c == '+') && pos_ + 1 < n &&
+       (IsDigit(text_[pos_ + 1]) || text_[pos_ + 1] == 'i' || text_[pos_ + 1] == 'n'))) {
+    ++pos_;
+    bool is_int = IsDigit(c);
+    while (pos_ < n && IsDigit(text_[pos_])) {
+      ++pos_;
+      is_int = true;
+    }
+    // Anything more (".5", "e-3", "x1p", "inf", "nan") makes it a non-integer number.
+    const size_t int_end = pos_;
+    while (pos_ < n && (kIdentChar[static_cast<unsigned char>(text_[pos_])] ||
+                        ((text_[pos_] == '+' || text_[pos_] == '-') &&
+                         (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E' ||
+                          text_[pos_ - 1] == 'p' || text_[pos_ - 1] == 'P')))) {
+      ++pos_;
+    }
+    tok.kind = (is_int && pos_ == int_end) ? TokenKind::kInt : TokenKind::kNumber;
+    tok.text = text_.substr(start, pos_ - start);
+    return tok;
+  }
+  if (kIdentStart[static_cast<unsigned char>(c)]) {
+    ++pos_;
+    while (pos_ < n && kIdentChar[static_cast<unsigned char>(text_[pos_])]) ++pos_;
+    // A '-' may not end a name ("a->b" lexes as a, ->, b).
+    while (pos_ > start + 1 && text_[pos_ - 1] == '-') --pos_;
+    tok.kind = TokenKind::kName;
+    tok.text = text_.substr(start, pos_ - start);
+    if (tok.text == "inf" || tok.text == "nan") tok.kind = TokenKind::kNumber;
+    return tok;
+  }
+  return single(TokenKind::kError);
+}
+
+void Lexer::UnreadPeek() {
+  if (has_peek_) {
+    pos_ = peek_.offset - base_;
+    has_peek_ = false;
+  }
+}
+
+std::string_view Lexer::ScanRawValue() {
+  UnreadPeek();  // raw scanning starts at the character level
+  const size_t n = text_.size();
+  while (pos_ < n && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+  const size_t start = pos_;
+  int depth = 0;
+  while (pos_ < n) {
+    const char c = text_[pos_];
+    if (c == '"') {
+      ++pos_;
+      while (pos_ < n && text_[pos_] != '"') {
+        if (text_[pos_] == '\\') ++pos_;
+        ++pos_;
+      }
+      if (pos_ < n) ++pos_;
+      continue;
+    }
+    if (c == '{' || c == '[' || c == '(') {
+      ++depth;
+    } else if (c == '}' || c == ']' || c == ')') {
+      if (depth == 0) break;
+      --depth;
+    } else if (depth == 0 && (c == ',' || c == '\n' || c == '\r')) {
+      break;
+    }
+    ++pos_;
+  }
+  size_t end = pos_;
+  while (end > start && (text_[end - 1] == ' ' || text_[end - 1] == '\t')) --end;
+  return text_.substr(start, end - start);
+}
+
+bool Lexer::SkipBalancedParen(std::string_view& inside) {
+  UnreadPeek();
+  const size_t n = text_.size();
+  const size_t start = pos_;
+  int depth = 1;
+  while (pos_ < n) {
+    const char c = text_[pos_];
+    if (c == '"') {
+      ++pos_;
+      while (pos_ < n && text_[pos_] != '"') {
+        if (text_[pos_] == '\\') ++pos_;
+        ++pos_;
+      }
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth == 0) {
+        inside = text_.substr(start, pos_ - start);
+        ++pos_;
+        return true;
+      }
+    }
+    ++pos_;
+  }
+  return false;
+}
+
+char Lexer::CharAfterPeek() {
+  Peek();
+  size_t p = pos_;
+  while (p < text_.size() &&
+         (text_[p] == ' ' || text_[p] == '\t' || text_[p] == '\n' || text_[p] == '\r')) {
+    ++p;
+  }
+  return p < text_.size() ? text_[p] : '\0';
+}
+
+bool Lexer::AtEndOfLine() {
+  UnreadPeek();
+  size_t p = pos_;
+  const size_t n = text_.size();
+  while (p < n && (text_[p] == ' ' || text_[p] == '\t' || text_[p] == '\r')) ++p;
+  return p >= n || text_[p] == '\n';
+}
+
+}  // namespace spmdsim::ir

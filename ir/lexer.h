@@ -1,0 +1,84 @@
+// Tokens of HLO text. The lexer works over a string_view (a whole file, or one attribute value
+// with its offset in the file so that errors still point at the right column) and never copies.
+//
+// Whitespace, newlines, /* block */ comments and // line comments separate tokens and are skipped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace spmdsim::ir {
+
+enum class TokenKind : uint8_t {
+  kEof,       // end of input
+  kError,     // a character that starts no token, or an unterminated string/comment
+  kLbrace,    // {
+  kRbrace,    // }
+  kLparen,    // (
+  kRparen,    // )
+  kLsquare,   // [
+  kRsquare,   // ]
+  kComma,     // ,
+  kColon,     // :
+  kEqual,     // =
+  kArrow,     // ->
+  kLeq,       // <=
+  kQuestion,  // ?   (unbounded dynamic dimension)
+  kStar,      // *   (combined tile dimension)
+  kName,      // [a-zA-Z_][a-zA-Z0-9_.\-]*   identifiers, opcodes, keywords, element types
+  kPercent,   // %[a-zA-Z0-9_.\-]+           instruction or computation name; text excludes '%'
+  kInt,       // [-+]?[0-9]+
+  kNumber,    // other numeric literals: -?[0-9]+(.[0-9]*)?([eE][+-]?[0-9]+)?, 0x1p-3, inf, nan
+  kString,    // "([^"\\]|\\.)*"  text excludes the quotes; escapes are left as written
+};
+
+std::string_view TokenKindName(TokenKind kind);
+
+struct Token {
+  TokenKind kind = TokenKind::kEof;
+  std::string_view text;
+  size_t offset = 0;  // byte offset in the file (not in the lexer's view)
+};
+
+class Lexer {
+ public:
+  // base_offset: where `text` starts in its file, added to every token's offset.
+  explicit Lexer(std::string_view text, size_t base_offset = 0) : text_(text), base_(base_offset) {}
+
+  // Returns the next token and consumes it.
+  Token Next();
+  // Returns the next token without consuming it (one token of look-ahead, cached).
+  const Token& Peek();
+
+  // Position of the next unread character, as a file offset.
+  size_t offset() const { return base_ + pos_; }
+  std::string_view text() const { return text_; }
+  size_t base_offset() const { return base_; }
+
+  // Raw scanning for attribute values: returns the text from the current position up to (not
+  // including) the first ',' or newline outside brackets, braces, parens and strings, or the end
+  // of a bracketed group that closes one we did not open. Leading blanks are skipped.
+  std::string_view ScanRawValue();
+  // Skips to the ')' that closes an already consumed '(' (constant payloads) and returns the text
+  // between. Returns false on an unbalanced input.
+  bool SkipBalancedParen(std::string_view& inside);
+  // The first non-blank character after the peeked token, or '\0' at the end.
+  char CharAfterPeek();
+  // True when only blanks/comments remain before the next newline (or end of input).
+  bool AtEndOfLine();
+
+ private:
+  void SkipTrivia();
+  // Moves back before a peeked token so character-level scanning starts at the right place.
+  void UnreadPeek();
+  Token Lex();
+
+  std::string_view text_;
+  size_t base_;
+  size_t pos_ = 0;
+  bool has_peek_ = false;
+  Token peek_;
+};
+
+}  // namespace spmdsim::ir

@@ -1,0 +1,410 @@
+#include "ir/parser.h"
+
+#include <unordered_map>
+
+#include "ir/attribute_parsers.h"
+#include "ir/lexer.h"
+#include "ir/token_reader.h"
+
+namespace spmdsim::ir {
+namespace {
+
+// An operand or control predecessor named before the computation is complete.
+struct PendingRef {
+  HloInstruction* instruction;
+  size_t index;  // operand index, or SIZE_MAX for a control predecessor
+  std::string_view name;
+  size_t offset;
+};
+
+struct PendingCall {
+  HloInstruction* instruction;
+  size_t index;  // in called_computations
+  std::string_view name;
+  size_t offset;
+};
+
+class HloParser {
+ public:
+  HloParser(std::shared_ptr<const SourceBuffer> source, const ParseOptions& options)
+      : source_(std::move(source)), options_(options), lexer_(source_->text()), reader_(lexer_) {}
+
+  // file ::= module+
+  void ParseFile(std::vector<std::unique_ptr<HloModule>>& modules) {
+    do {
+      modules.push_back(ParseModule());
+    } while (reader_.PeekIsName("HloModule"));
+    if (!reader_.PeekIs(TokenKind::kEof)) {
+      reader_.FailExpected("a computation or 'HloModule'", reader_.Peek());
+    }
+  }
+
+ private:
+  // module ::= 'HloModule' name (',' attribute)* computation*
+  std::unique_ptr<HloModule> ParseModule() {
+    auto module = std::make_unique<HloModule>();
+    module_ = module.get();
+    module->source = source_;
+    const Token keyword = reader_.Peek();
+    module->offset = keyword.offset;
+    reader_.ExpectName("HloModule");
+    module->name = reader_.ExpectIdentifier("a module name").text;
+    while (reader_.Accept(TokenKind::kComma)) ParseModuleAttribute(*module);
+    computations_by_name_.clear();
+    pending_calls_.clear();
+    int64_t next_id = 0;
+    while (!reader_.PeekIs(TokenKind::kEof) && !reader_.PeekIsName("HloModule")) {
+      ParseComputation(*module, next_id);
+    }
+    if (module->computations.empty()) reader_.Fail(reader_.Peek(), "module has no computations");
+    ResolveCalls();
+    if (module->entry == nullptr) module->entry = module->computations.back();  // as XLA does
+    module->entry->is_entry = true;
+    return module;
+  }
+
+  void ParseModuleAttribute(HloModule& module) {
+    Token name = reader_.Expect(TokenKind::kName, "a module attribute");
+    reader_.Expect(TokenKind::kEqual);
+    const size_t value_offset = lexer_.offset();
+    std::string_view value = lexer_.ScanRawValue();
+    const size_t value_start = ValueStart(value, value_offset);
+    module.attributes.push_back({name.text, value, value_start});
+    if (name.text == "is_scheduled") {
+      module.is_scheduled = value == "true";
+    } else if (name.text == "num_partitions") {
+      module.num_partitions = ParseIntValue(value, value_start, "num_partitions");
+    } else if (name.text == "replica_count") {
+      module.replica_count = ParseIntValue(value, value_start, "replica_count");
+    } else if (name.text == "input_output_alias") {
+      Lexer sub(value, value_start);
+      TokenReader r(sub);
+      module.input_output_alias = ParseInputOutputAlias(r);
+      ExpectEnd(r);
+    } else if (name.text == "entry_computation_layout") {
+      ParseEntryLayout(module, value, value_start);
+    }
+  }
+
+  // entry_computation_layout ::= '{' '(' [shape (',' shape)*] ')' '->' shape '}'
+  void ParseEntryLayout(HloModule& module, std::string_view value, size_t value_start) {
+    Lexer sub(value, value_start);
+    TokenReader r(sub);
+    r.Expect(TokenKind::kLbrace);
+    r.Expect(TokenKind::kLparen);
+    if (!r.Accept(TokenKind::kRparen)) {
+      do {
+        module.entry_parameter_layouts.push_back(ParseShape(r));
+      } while (r.Accept(TokenKind::kComma));
+      r.Expect(TokenKind::kRparen);
+    }
+    r.Expect(TokenKind::kArrow);
+    module.entry_result_layout = ParseShape(r);
+    r.Expect(TokenKind::kRbrace);
+    ExpectEnd(r);
+    module.has_entry_layout = true;
+  }
+
+  // computation ::= ['ENTRY'] name [param_list '->' shape] (',' attribute)* '{' instruction* '}'
+  // param_list  ::= '(' [name ':' shape (',' name ':' shape)*] ')'
+  void ParseComputation(HloModule& module, int64_t& next_id) {
+    HloComputation* computation = module.NewComputation();
+    const bool is_entry = reader_.PeekIsName("ENTRY");
+    if (is_entry) reader_.Next();
+    const Token name = reader_.ExpectIdentifier("a computation name");
+    computation->name = name.text;
+    computation->offset = name.offset;
+    if (!computations_by_name_.emplace(name.text, computation).second) {
+      reader_.Fail(name, "redefinition of computation '" + std::string(name.text) + "'");
+    }
+    if (reader_.Accept(TokenKind::kLparen)) {
+      computation->has_signature = true;
+      if (!reader_.Accept(TokenKind::kRparen)) {
+        do {
+          ComputationParameter param;
+          param.name = reader_.ExpectIdentifier("a parameter name").text;
+          reader_.Expect(TokenKind::kColon);
+          param.shape = ParseShape(reader_);
+          computation->signature.push_back(std::move(param));
+        } while (reader_.Accept(TokenKind::kComma));
+        reader_.Expect(TokenKind::kRparen, "')' closing the parameter list");
+      }
+      reader_.Expect(TokenKind::kArrow, "'->' before the result shape");
+      computation->result_shape = ParseShape(reader_);
+    }
+    while (reader_.Accept(TokenKind::kComma)) {
+      Token attr = reader_.Expect(TokenKind::kName, "a computation attribute");
+      reader_.Expect(TokenKind::kEqual);
+      const size_t value_offset = lexer_.offset();
+      std::string_view value = lexer_.ScanRawValue();
+      computation->attributes.push_back({attr.text, value, ValueStart(value, value_offset)});
+    }
+    reader_.Expect(TokenKind::kLbrace, "'{' starting the computation body");
+    if (is_entry) {
+      if (module.entry != nullptr) reader_.Fail(name, "a module has one ENTRY computation");
+      module.entry = computation;
+      computation->is_entry = true;
+    }
+    instructions_by_name_.clear();
+    pending_refs_.clear();
+    while (!reader_.Accept(TokenKind::kRbrace)) {
+      if (reader_.PeekIs(TokenKind::kEof)) {
+        reader_.FailExpected("'}' closing computation '" + std::string(name.text) + "'",
+                             reader_.Peek());
+      }
+      ParseInstruction(*computation, next_id);
+    }
+    if (computation->instructions.empty()) reader_.Fail(name, "computation has no instructions");
+    ResolveOperands(*computation);
+    if (computation->root == nullptr) {
+      computation->root = computation->instructions.back();  // as XLA does
+    }
+    module.computations.push_back(computation);
+  }
+
+  // instruction ::= ['ROOT'] name '=' shape opcode '(' [operand (',' operand)*] ')'
+  //                 (',' attribute)*
+  void ParseInstruction(HloComputation& computation, int64_t& next_id) {
+    HloInstruction* instr = module_->NewInstruction();
+    instr->parent = &computation;
+    instr->id = next_id++;
+    Token name = reader_.Next();
+    if (name.kind == TokenKind::kName && name.text == "ROOT") {
+      instr->is_root = true;
+      if (computation.root != nullptr) reader_.Fail(name, "a computation has one ROOT");
+      computation.root = instr;
+      name = reader_.Next();
+    }
+    if (name.kind != TokenKind::kName && name.kind != TokenKind::kPercent) {
+      reader_.FailExpected("an instruction name", name);
+    }
+    instr->name = name.text;
+    instr->offset = name.offset;
+    if (!instructions_by_name_.emplace(name.text, instr).second) {
+      reader_.Fail(name, "redefinition of '" + std::string(name.text) + "'");
+    }
+    reader_.Expect(TokenKind::kEqual, "'=' after the instruction name");
+    instr->shape = ParseShape(reader_);
+    const Token opcode = reader_.Expect(TokenKind::kName, "an opcode");
+    instr->opcode_name = opcode.text;
+    instr->opcode = OpcodeFromName(opcode.text);
+    if (instr->opcode == Opcode::kUnknown) {
+      Warn(opcode.offset, "unknown opcode '" + std::string(opcode.text) +
+                              "'; kept as a generic instruction, analyses skip it");
+    }
+    reader_.Expect(TokenKind::kLparen, "'(' after the opcode");
+    if (instr->opcode == Opcode::kConstant) {
+      if (!lexer_.SkipBalancedParen(instr->payload)) {
+        reader_.Fail(opcode, "unterminated constant literal");
+      }
+    } else if (instr->opcode == Opcode::kParameter) {
+      const Token number = reader_.Peek();
+      instr->parameter_number = reader_.ExpectInt("a parameter number");
+      instr->payload = number.text;
+      if (instr->parameter_number < 0 || instr->parameter_number > 1000000) {
+        reader_.Fail(number, "parameter number out of range");
+      }
+      reader_.Expect(TokenKind::kRparen);
+      auto& params = computation.parameters;
+      const auto index = static_cast<size_t>(instr->parameter_number);
+      if (params.size() <= index) params.resize(index + 1, nullptr);
+      if (params[index] != nullptr) reader_.Fail(number, "duplicate parameter number");
+      params[index] = instr;
+    } else {
+      ParseOperands(*instr);
+    }
+    while (reader_.Accept(TokenKind::kComma)) ParseInstructionAttribute(*instr);
+    computation.instructions.push_back(instr);
+  }
+
+  // operand ::= [shape] name
+  void ParseOperands(HloInstruction& instr) {
+    if (reader_.Accept(TokenKind::kRparen)) return;
+    do {
+      const Token& t = reader_.Peek();
+      if (t.kind == TokenKind::kLparen ||
+          (t.kind == TokenKind::kName && lexer_.CharAfterPeek() == '[')) {
+        ParseShape(reader_);  // typed operand: the type is the operand's own, not kept
+      }
+      const Token name = reader_.Next();
+      if (name.kind != TokenKind::kPercent && name.kind != TokenKind::kName) {
+        reader_.FailExpected("an operand name", name);
+      }
+      pending_refs_.push_back({&instr, instr.operands.size(), name.text, name.offset});
+      instr.operands.push_back(nullptr);
+    } while (reader_.Accept(TokenKind::kComma));
+    reader_.Expect(TokenKind::kRparen, "')' closing the operand list");
+  }
+
+  // attribute ::= name '=' value; value is scanned raw, then typed attributes are sub-parsed.
+  void ParseInstructionAttribute(HloInstruction& instr) {
+    const Token name = reader_.Next();
+    if (name.kind != TokenKind::kName) reader_.FailExpected("an attribute name", name);
+    reader_.Expect(TokenKind::kEqual, "'=' after attribute '" + std::string(name.text) + "'");
+    const size_t value_offset = lexer_.offset();
+    const std::string_view value = lexer_.ScanRawValue();
+    const size_t start = ValueStart(value, value_offset);
+    if (value.empty())
+      reader_.Fail(reader_.Peek(), "empty value for '" + std::string(name.text) + "'");
+    instr.attributes.push_back({name.text, value, start});
+    const std::string_view key = name.text;
+    if (key == "metadata") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      instr.metadata = ParseMetadata(r, value);
+      ExpectEnd(r);
+    } else if (key == "sharding") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      instr.sharding = std::make_unique<Sharding>(ParseSharding(r));
+      ExpectEnd(r);
+    } else if (key == "replica_groups") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      instr.replica_groups = std::make_unique<ReplicaGroups>(ParseReplicaGroups(r));
+      ExpectEnd(r);
+    } else if (key == "source_target_pairs") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      instr.source_target_pairs = std::make_unique<SourceTargetPairs>(ParseSourceTargetPairs(r));
+      ExpectEnd(r);
+    } else if (key == "channel_id") {
+      instr.channel_id = ParseIntValue(value, start, "channel_id");
+    } else if (key == "index" && instr.opcode == Opcode::kGetTupleElement) {
+      instr.tuple_index = ParseIntValue(value, start, "index");
+    } else if (key == "use_global_device_ids") {
+      instr.use_global_device_ids = value == "true";
+    } else if (key == "custom_call_target") {
+      instr.custom_call_target = Unquote(value, start);
+    } else if (key == "backend_config") {
+      instr.backend_config = value.front() == '"' ? Unquote(value, start) : value;
+    } else if (key == "calls" || key == "to_apply" || key == "body" || key == "condition" ||
+               key == "branch_computations" || key == "true_computation" ||
+               key == "false_computation" || key == "async_computation") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      for (const Token& callee : ParseComputationList(r)) {
+        pending_calls_.push_back(
+            {&instr, instr.called_computations.size(), callee.text, callee.offset});
+        instr.called_computations.push_back({key, nullptr});
+      }
+      ExpectEnd(r);
+    } else if (key == "control-predecessors") {
+      Lexer sub(value, start);
+      TokenReader r(sub);
+      for (const Token& pred : ParseComputationList(r)) {
+        pending_refs_.push_back({&instr, SIZE_MAX, pred.text, pred.offset});
+      }
+      ExpectEnd(r);
+    }
+  }
+
+  void ResolveOperands(HloComputation& computation) {
+    for (const PendingRef& ref : pending_refs_) {
+      auto it = instructions_by_name_.find(ref.name);
+      if (it == instructions_by_name_.end()) {
+        throw ParseError{ref.offset, "'" + std::string(ref.name) + "' is not defined in '" +
+                                         std::string(computation.name) + "'"};
+      }
+      if (ref.index == SIZE_MAX) {
+        ref.instruction->control_predecessors.push_back(it->second);
+      } else {
+        ref.instruction->operands[ref.index] = it->second;
+      }
+    }
+    for (HloInstruction* instr : computation.instructions) {
+      for (HloInstruction* operand : instr->operands) {
+        // Users are added instruction by instruction, so a repeated operand finds this
+        // instruction already last in its user list.
+        if (operand->users.empty() || operand->users.back() != instr) {
+          operand->users.push_back(instr);
+        }
+      }
+    }
+  }
+
+  void ResolveCalls() {
+    for (const PendingCall& call : pending_calls_) {
+      auto it = computations_by_name_.find(call.name);
+      if (it == computations_by_name_.end()) {
+        throw ParseError{call.offset,
+                         "computation '" + std::string(call.name) + "' is not defined"};
+      }
+      call.instruction->called_computations[call.index].computation = it->second;
+      auto& callers = it->second->callers;
+      if (callers.empty() || callers.back() != call.instruction) {
+        callers.push_back(call.instruction);
+      }
+    }
+  }
+
+  // File offset of a value that ScanRawValue returned (leading blanks skipped).
+  size_t ValueStart(std::string_view value, size_t fallback) const {
+    if (value.empty()) return fallback;
+    return static_cast<size_t>(value.data() - lexer_.text().data()) + lexer_.base_offset();
+  }
+
+  int64_t ParseIntValue(std::string_view value, size_t offset, std::string_view what) {
+    int64_t v = 0;
+    if (!ParseInt64(value, v)) {
+      throw ParseError{offset, "expected an integer for " + std::string(what) + ", got '" +
+                                   std::string(value.substr(0, 40)) + "'"};
+    }
+    return v;
+  }
+
+  std::string_view Unquote(std::string_view value, size_t offset) {
+    if (value.size() < 2 || value.front() != '"' || value.back() != '"') {
+      throw ParseError{offset,
+                       "expected a quoted string, got '" + std::string(value.substr(0, 40)) + "'"};
+    }
+    return value.substr(1, value.size() - 2);
+  }
+
+  static void ExpectEnd(TokenReader& r) {
+    if (!r.PeekIs(TokenKind::kEof)) r.FailExpected("end of the attribute value", r.Peek());
+  }
+
+  void Warn(size_t offset, std::string message) {
+    ++module_->warning_count;
+    if (static_cast<int>(module_->warnings.size()) < options_.max_warnings) {
+      module_->warnings.push_back(
+          MakeDiagnostic(*source_, offset, Severity::kWarning, std::move(message)));
+    }
+  }
+
+  std::shared_ptr<const SourceBuffer> source_;
+  ParseOptions options_;
+  Lexer lexer_;
+  TokenReader reader_;
+  HloModule* module_ = nullptr;
+  std::unordered_map<std::string_view, HloComputation*> computations_by_name_;
+  std::unordered_map<std::string_view, HloInstruction*> instructions_by_name_;
+  std::vector<PendingRef> pending_refs_;
+  std::vector<PendingCall> pending_calls_;
+};
+
+}  // namespace
+
+ParseResult ParseHloText(std::shared_ptr<const SourceBuffer> source, const ParseOptions& options) {
+  ParseResult result;
+  HloParser parser(source, options);
+  try {
+    parser.ParseFile(result.modules);
+  } catch (const ParseError& e) {
+    result.modules.clear();
+    result.error = MakeDiagnostic(*source, e.offset, Severity::kError, e.message);
+  } catch (const std::bad_alloc&) {
+    result.modules.clear();
+    result.error = MakeDiagnostic(*source, 0, Severity::kError, "out of memory while parsing");
+  }
+  return result;
+}
+
+bool LooksLikeHloText(std::string_view text) {
+  Lexer lexer(text.substr(0, 4096));
+  const Token t = lexer.Next();
+  return t.kind == TokenKind::kName && t.text == "HloModule";
+}
+
+}  // namespace spmdsim::ir

@@ -1,0 +1,137 @@
+// Grammar-level parser tests on small modules written in XLA's print format. Tests over the real
+// dumps in testdata/ live in analyzer/ (they need the dump loader).
+#include "ir/parser.h"
+
+#include <catch2/catch.hpp>
+
+#include "ir/printer.h"
+
+namespace spmdsim::ir {
+namespace {
+
+constexpr std::string_view kModule =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8,4]{1,0}, u32[2]{0})->(f32[8,4]{1,0})}, input_output_alias={ {0}: (0, {}, may-alias) }, num_partitions=8
+
+%add.clone (x.1: f32[], y.1: f32[]) -> f32[] {
+  %x.1 = f32[] parameter(0)
+  %y.1 = f32[] parameter(1)
+  ROOT %add.1 = f32[] add(f32[] %x.1, f32[] %y.1)
+}
+
+%fused_computation (param_0: f32[8,4]) -> f32[8,4] {
+  %param_0 = f32[8,4]{1,0} parameter(0)
+  %constant.1 = f32[] constant(0.5)
+  %broadcast.1 = f32[8,4]{1,0} broadcast(%constant.1), dimensions={}
+  ROOT %multiply.1 = f32[8,4]{1,0} multiply(%param_0, %broadcast.1), metadata={op_type="mul" op_name="jit(f)/mul" source_file="/x/model.py" source_line=42}
+}
+
+ENTRY %main.9 (Arg_0.1: f32[8,4], Arg_1.2: u32[2]) -> (f32[8,4]) {
+  %Arg_0.1 = f32[8,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %Arg_1.2 = u32[2]{0} parameter(1), sharding={replicated}
+  %fusion = f32[8,4]{1,0} fusion(%Arg_0.1), kind=kLoop, calls=%fused_computation
+  %all-reduce = f32[8,4]{1,0} all-reduce(%fusion), channel_id=1, replica_groups=[1,8]<=[8], use_global_device_ids=true, to_apply=%add.clone
+  %const.2 = f32[2,2]{1,0} constant({ { 1, 2 }, { 3, 4 } })
+  /*index=5*/%mystery = f32[8,4]{1,0} frobnicate(%all-reduce), backend_config="opaque"
+  ROOT %tuple = (f32[8,4]{1,0}) tuple(%mystery)
+}
+)";
+
+ParseResult Parse(std::string_view text) {
+  return ParseHloText(std::make_shared<SourceBuffer>("test.hlo", std::string(text)));
+}
+
+TEST_CASE("parses a scheduled, partitioned module") {
+  ParseResult result = Parse(kModule);
+  INFO((result.error ? result.error->ToString() : ""));
+  REQUIRE(result.ok());
+  REQUIRE(result.modules.size() == 1);
+  const HloModule& m = *result.modules[0];
+  CHECK(m.name == "jit_f");
+  CHECK(m.is_scheduled);
+  CHECK(m.num_partitions == 8);
+  REQUIRE(m.input_output_alias.size() == 1);
+  CHECK(m.input_output_alias[0].parameter_number == 0);
+  CHECK(m.entry_parameter_layouts.size() == 2);
+  CHECK(m.computations.size() == 3);
+  REQUIRE(m.entry != nullptr);
+  CHECK(m.entry->name == "main.9");
+  CHECK(m.InstructionCount() == 3 + 4 + 7);
+  CHECK(m.entry->root->name == "tuple");
+
+  const HloComputation* fused = m.FindComputation("fused_computation");
+  REQUIRE(fused);
+  CHECK(fused->IsFusionComputation());
+  CHECK(fused->root->metadata.op_name == "jit(f)/mul");
+  CHECK(fused->root->metadata.Source() == "/x/model.py:42");
+
+  const HloInstruction* ar = m.entry->instructions[3];
+  CHECK(ar->opcode == Opcode::kAllReduce);
+  CHECK(ar->channel_id == 1);
+  CHECK(ar->use_global_device_ids);
+  REQUIRE(ar->replica_groups);
+  CHECK(ar->replica_groups->GroupSize() == 8);
+  CHECK(ar->Called("to_apply")->name == "add.clone");
+  CHECK(ar->operands[0]->name == "fusion");
+  CHECK(m.entry->instructions[2]->users ==
+        std::vector<HloInstruction*>{const_cast<HloInstruction*>(ar)});
+
+  const HloInstruction* mystery = m.entry->instructions[5];
+  CHECK(mystery->opcode == Opcode::kUnknown);
+  CHECK(mystery->opcode_name == "frobnicate");
+  CHECK(m.warning_count == 1);
+  CHECK(m.warnings[0].ToString().find("test.hlo:22:") == 0);
+  CHECK(m.entry->instructions[4]->payload == "{ { 1, 2 }, { 3, 4 } }");
+  CHECK(m.entry->instructions[0]->sharding->TileCount() == 8);
+}
+
+TEST_CASE("print then parse gives the same text again") {
+  ParseResult first = Parse(kModule);
+  REQUIRE(first.ok());
+  const std::string printed = PrintModule(*first.modules[0]);
+  ParseResult second = Parse(printed);
+  INFO(printed);
+  REQUIRE(second.ok());
+  CHECK(PrintModule(*second.modules[0]) == printed);
+}
+
+TEST_CASE("a module without ENTRY takes its last computation, as XLA does") {
+  ParseResult r = Parse(
+      "HloModule m\n%a { ROOT %c = f32[] constant(1) }\n"
+      "%b { ROOT %d = f32[] constant(2) }\n");
+  REQUIRE(r.ok());
+  CHECK(r.modules[0]->entry->name == "b");
+}
+
+struct BadInput {
+  std::string_view text;
+  std::string_view expected;
+};
+
+TEST_CASE("malformed modules give file:line:col errors") {
+  const BadInput cases[] = {
+      {"", "expected 'HloModule', got end of input"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] add(%b)\n}\n",
+       "test.hlo:3:18: error: 'b' is not defined"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[ parameter(0)\n}\n", "expected a dimension size"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] parameter(0)\n", "expected '}' closing computation"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] parameter(0)\n  %a = f32[] parameter(1)\n}",
+       "redefinition of 'a'"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] call(), to_apply=%nowhere\n}",
+       "computation 'nowhere' is not defined"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] constant(1, sharding={devices=[2]0}\n}",
+       "unterminated constant"},
+      {"HloModule m\nENTRY %e {\n  %a = f32[] parameter(0), sharding={devices=[3]0,1}\n}",
+       "need 3"},
+      {"HloModule m, num_partitions=x\n", "expected an integer for num_partitions"},
+  };
+  for (const BadInput& c : cases) {
+    ParseResult r = Parse(c.text);
+    INFO(c.text);
+    REQUIRE_FALSE(r.ok());
+    INFO(r.error->ToString());
+    CHECK(r.error->ToString().find(c.expected) != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

@@ -1,0 +1,78 @@
+#include "ir/primitive_type.h"
+
+#include <array>
+
+namespace spmdsim::ir {
+namespace {
+
+struct TypeInfo {
+  PrimitiveType type;
+  std::string_view name;
+  int bits;
+};
+
+// Order follows the enum so that Info(type) is an index.
+constexpr std::array kTypes = {
+    TypeInfo{PrimitiveType::kPred, "pred", 8},
+    TypeInfo{PrimitiveType::kS1, "s1", 1},
+    TypeInfo{PrimitiveType::kS2, "s2", 2},
+    TypeInfo{PrimitiveType::kS4, "s4", 4},
+    TypeInfo{PrimitiveType::kS8, "s8", 8},
+    TypeInfo{PrimitiveType::kS16, "s16", 16},
+    TypeInfo{PrimitiveType::kS32, "s32", 32},
+    TypeInfo{PrimitiveType::kS64, "s64", 64},
+    TypeInfo{PrimitiveType::kU1, "u1", 1},
+    TypeInfo{PrimitiveType::kU2, "u2", 2},
+    TypeInfo{PrimitiveType::kU4, "u4", 4},
+    TypeInfo{PrimitiveType::kU8, "u8", 8},
+    TypeInfo{PrimitiveType::kU16, "u16", 16},
+    TypeInfo{PrimitiveType::kU32, "u32", 32},
+    TypeInfo{PrimitiveType::kU64, "u64", 64},
+    TypeInfo{PrimitiveType::kF16, "f16", 16},
+    TypeInfo{PrimitiveType::kBF16, "bf16", 16},
+    TypeInfo{PrimitiveType::kF32, "f32", 32},
+    TypeInfo{PrimitiveType::kF64, "f64", 64},
+    TypeInfo{PrimitiveType::kF4E2M1FN, "f4e2m1fn", 4},
+    TypeInfo{PrimitiveType::kF8E3M4, "f8e3m4", 8},
+    TypeInfo{PrimitiveType::kF8E4M3, "f8e4m3", 8},
+    TypeInfo{PrimitiveType::kF8E4M3FN, "f8e4m3fn", 8},
+    TypeInfo{PrimitiveType::kF8E4M3B11FNUZ, "f8e4m3b11fnuz", 8},
+    TypeInfo{PrimitiveType::kF8E4M3FNUZ, "f8e4m3fnuz", 8},
+    TypeInfo{PrimitiveType::kF8E5M2, "f8e5m2", 8},
+    TypeInfo{PrimitiveType::kF8E5M2FNUZ, "f8e5m2fnuz", 8},
+    TypeInfo{PrimitiveType::kF8E8M0FNU, "f8e8m0fnu", 8},
+    TypeInfo{PrimitiveType::kC64, "c64", 64},
+    TypeInfo{PrimitiveType::kC128, "c128", 128},
+    TypeInfo{PrimitiveType::kToken, "token", 0},
+    TypeInfo{PrimitiveType::kOpaque, "opaque", 0},
+    TypeInfo{PrimitiveType::kTuple, "tuple", 0},
+};
+
+const TypeInfo& Info(PrimitiveType type) { return kTypes[static_cast<size_t>(type)]; }
+
+}  // namespace
+
+std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {
+  for (const TypeInfo& info : kTypes) {
+    if (info.name == name && info.type != PrimitiveType::kTuple) return info.type;
+  }
+  return std::nullopt;
+}
+
+std::string_view PrimitiveTypeName(PrimitiveType type) { return Info(type).name; }
+
+int PrimitiveTypeBitWidth(PrimitiveType type) {
+  return type == PrimitiveType::kPred ? 8 : Info(type).bits;
+}
+
+int64_t PrimitiveTypeByteWidth(PrimitiveType type) {
+  const int bits = Info(type).bits;
+  return bits == 0 ? 0 : (bits + 7) / 8;
+}
+
+bool IsArrayType(PrimitiveType type) {
+  return type != PrimitiveType::kToken && type != PrimitiveType::kOpaque &&
+         type != PrimitiveType::kTuple;
+}
+
+}  // namespace spmdsim::ir

@@ -1,0 +1,101 @@
+// HLO shapes: arrays with dims, bounded-dynamic dims and layouts; tuples; token; opaque.
+//
+//   f32[128,1024]{1,0}     array, row-major layout
+//   bf16[<=10,4]{1,0}       first dim dynamic with bound 10
+//   s4[64]{0:E(4)}          4-bit elements, packed
+//   f32[8,128]{1,0:T(8,128)S(1)}   tiled layout in memory space 1
+//   (f32[2], u32[])         tuple
+//   token[]
+//
+// Sizes are computed once by the parser with checked arithmetic; a shape whose byte size does not
+// fit in int64 is rejected there, so the accessors below never overflow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/primitive_type.h"
+
+namespace spmdsim::ir {
+
+// One tile of a tiled layout, e.g. T(8,128). kCombinedDim stands for '*'.
+struct Tile {
+  static constexpr int64_t kCombinedDim = INT64_MIN;
+  std::vector<int64_t> dims;
+  bool operator==(const Tile&) const = default;
+};
+
+struct Layout {
+  std::vector<int64_t> minor_to_major;
+  std::vector<Tile> tiles;
+  int64_t element_size_in_bits = 0;  // E(n); 0 = the type's natural width
+  int64_t memory_space = 0;          // S(n); 0 = device memory
+  // Layout fields spmdsim does not interpret (D(...), L(...), #(...), SC(...), P(...), M(...)),
+  // kept verbatim so the printer writes them back.
+  std::string other_fields;
+  bool operator==(const Layout&) const = default;
+};
+
+class Shape {
+ public:
+  Shape() = default;
+  static Shape Array(PrimitiveType type, std::vector<int64_t> dims);
+  static Shape Tuple(std::vector<Shape> elements);
+  static Shape Token();
+
+  PrimitiveType element_type() const { return element_type_; }
+  bool IsTuple() const { return element_type_ == PrimitiveType::kTuple; }
+  bool IsArray() const { return IsArrayType(element_type_); }
+  bool IsToken() const { return element_type_ == PrimitiveType::kToken; }
+
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  bool IsDynamicDim(size_t i) const { return i < dynamic_.size() && dynamic_[i]; }
+  bool HasLayout() const { return has_layout_; }
+  const Layout& layout() const { return layout_; }
+  const std::vector<Shape>& tuple_shapes() const { return tuple_; }
+
+  // Elements of an array (bounds for dynamic dims); 0 for tuple/token.
+  int64_t ElementCount() const;
+  // Bytes of this buffer alone, as XLA's buffer assignment sizes it: array data (packed per the
+  // layout's E(n)), or for a tuple its table of 8-byte pointers.
+  int64_t ByteSize() const;
+  // Sum of ByteSize() over all array leaves (a tuple's contents, not its pointer table).
+  int64_t LeafBytes() const;
+
+  // The subshape at a tuple index path, or nullptr when the path does not exist.
+  const Shape* Subshape(const std::vector<int64_t>& index) const;
+
+  // "f32[128,1024]{1,0}". With print_layout=false the "{...}" part is left out.
+  std::string ToString(bool print_layout = true) const;
+
+  bool operator==(const Shape& other) const;
+
+  // Mutators used by the parser.
+  void set_element_type(PrimitiveType type) { element_type_ = type; }
+  std::vector<int64_t>& mutable_dims() { return dims_; }
+  std::vector<bool>& mutable_dynamic() { return dynamic_; }
+  std::vector<Shape>& mutable_tuple_shapes() { return tuple_; }
+  void set_layout(Layout layout) {
+    layout_ = std::move(layout);
+    has_layout_ = true;
+  }
+
+ private:
+  PrimitiveType element_type_ = PrimitiveType::kTuple;
+  std::vector<int64_t> dims_;
+  std::vector<bool> dynamic_;  // empty when no dim is dynamic
+  bool has_layout_ = false;
+  Layout layout_;
+  std::vector<Shape> tuple_;
+};
+
+// Bytes of an array shape with the given element count and type and optional packing
+// (E(n) from the layout). Returns -1 on overflow.
+int64_t ArrayBytes(int64_t elements, PrimitiveType type, int64_t element_size_in_bits);
+
+// Bytes of a tuple's pointer table as XLA sizes it on CPU and GPU.
+inline constexpr int64_t kPointerSize = 8;
+
+}  // namespace spmdsim::ir

@@ -1,0 +1,79 @@
+#include "ir/sharding.h"
+
+#include <catch2/catch.hpp>
+
+#include "ir/attribute_parsers.h"
+#include "ir/replica_groups.h"
+
+namespace spmdsim::ir {
+namespace {
+
+Sharding Parse(std::string_view text) {
+  std::string error;
+  auto sharding = ParseSharding(text, &error);
+  INFO(text << ": " << error);
+  REQUIRE(sharding.has_value());
+  return *sharding;
+}
+
+TEST_CASE("sharding forms round-trip") {
+  for (std::string_view text : {
+           "{replicated}",
+           "{manual}",
+           "{maximal device=3}",
+           "{devices=[2,1,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}",
+           "{devices=[2,4]<=[4,2]T(1,0)}",
+           "{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}",
+           "{{replicated}, {devices=[8]<=[8]}}",
+           "{replicated metadata={op_name=\"a\"}}",
+           "{unknown shard_as 1}",
+           "{}",
+       }) {
+    const Sharding s = Parse(text);
+    CHECK(s.ToString() == text);
+    CHECK(Parse(s.ToString()) == s);
+  }
+}
+
+TEST_CASE("iota tile assignments expand like XLA's") {
+  // iota(8) shaped [4,2], transposed to [2,4], flattened.
+  const Sharding s = Parse("{devices=[2,4]<=[4,2]T(1,0)}");
+  CHECK(s.Devices() == std::vector<int64_t>{0, 2, 4, 6, 1, 3, 5, 7});
+  CHECK(s.TileCount() == 8);
+}
+
+TEST_CASE("shard shapes use ceil division and ignore subgroup dims") {
+  const Shape shape = Shape::Array(PrimitiveType::kF32, {10, 6});
+  const Sharding s = Parse("{devices=[4,1,2]<=[8] last_tile_dim_replicate}");
+  CHECK(s.DataRank() == 2);
+  CHECK(s.ShardShape(shape).dims() == std::vector<int64_t>{3, 6});
+  CHECK(Parse("{replicated}").ShardShape(shape).dims() == shape.dims());
+}
+
+TEST_CASE("malformed shardings are errors") {
+  std::string error;
+  CHECK_FALSE(ParseSharding("{devices=[2,2]0,1,2}", &error));
+  CHECK(error.find("need 4") != std::string::npos);
+  CHECK_FALSE(ParseSharding("{devices=[2,4]<=[4,2]T(1,1)}", &error));
+  CHECK_FALSE(ParseSharding("{maximal}", &error));
+  CHECK_FALSE(ParseSharding("{frobnicate}", &error));
+  CHECK_FALSE(ParseSharding("{devices=[1048576,1048576]<=[8]}", &error));
+}
+
+TEST_CASE("replica groups in list and iota form") {
+  auto list = ParseReplicaGroups("{{0,1,2,3},{4,5,6,7}}");
+  REQUIRE(list);
+  CHECK(list->GroupSize() == 4);
+  CHECK(list->NumGroups() == 2);
+  auto iota = ParseReplicaGroups("[4,2]<=[2,4]T(1,0)");
+  REQUIRE(iota);
+  CHECK(iota->Expand() == std::vector<std::vector<int64_t>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  CHECK(iota->ToString() == "[4,2]<=[2,4]T(1,0)");
+  auto all = ParseReplicaGroups("{}");
+  REQUIRE(all);
+  CHECK(all->GroupSize() == 0);
+  CHECK_FALSE(ParseReplicaGroups("[2,4]<=[7]"));
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

@@ -1,0 +1,89 @@
+#include "ir/token_reader.h"
+
+#include <charconv>
+
+namespace spmdsim::ir {
+
+std::string DescribeToken(const Token& token) {
+  switch (token.kind) {
+    case TokenKind::kEof:
+      return "end of input";
+    case TokenKind::kError:
+      return token.text.size() == 1 ? "'" + std::string(token.text) + "'" : std::string(token.text);
+    case TokenKind::kName:
+    case TokenKind::kInt:
+    case TokenKind::kNumber:
+      return "'" + std::string(token.text.substr(0, 40)) + "'";
+    case TokenKind::kPercent:
+      return "'%" + std::string(token.text.substr(0, 40)) + "'";
+    case TokenKind::kString:
+      return "string \"" + std::string(token.text.substr(0, 40)) + "\"";
+    default:
+      return std::string(TokenKindName(token.kind));
+  }
+}
+
+bool ParseInt64(std::string_view text, int64_t& value) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool TokenReader::Accept(TokenKind kind) {
+  if (lexer_.Peek().kind != kind) return false;
+  lexer_.Next();
+  return true;
+}
+
+void TokenReader::Fail(const Token& at, std::string message) {
+  throw ParseError{at.offset, std::move(message)};
+}
+
+void TokenReader::FailExpected(std::string_view what, const Token& got) {
+  Fail(got, "expected " + std::string(what) + ", got " + DescribeToken(got));
+}
+
+Token TokenReader::Expect(TokenKind kind, std::string_view what) {
+  Token token = lexer_.Next();
+  if (token.kind != kind) FailExpected(what.empty() ? TokenKindName(kind) : what, token);
+  return token;
+}
+
+void TokenReader::ExpectName(std::string_view text) {
+  Token token = lexer_.Next();
+  if (token.kind != TokenKind::kName || token.text != text) {
+    FailExpected("'" + std::string(text) + "'", token);
+  }
+}
+
+Token TokenReader::ExpectIdentifier(std::string_view what) {
+  Token token = lexer_.Next();
+  if (token.kind != TokenKind::kName && token.kind != TokenKind::kPercent &&
+      token.kind != TokenKind::kInt) {
+    FailExpected(what, token);
+  }
+  return token;
+}
+
+int64_t TokenReader::ExpectInt(std::string_view what) {
+  Token token = lexer_.Next();
+  int64_t value = 0;
+  if (token.kind != TokenKind::kInt) FailExpected(what, token);
+  if (!ParseInt64(token.text, value))
+    Fail(token, "integer out of range: " + std::string(token.text));
+  return value;
+}
+
+std::vector<int64_t> TokenReader::ExpectIntList(TokenKind open, TokenKind close) {
+  Expect(open);
+  std::vector<int64_t> values;
+  if (Accept(close)) return values;
+  do {
+    values.push_back(ExpectInt());
+  } while (Accept(TokenKind::kComma));
+  Expect(close);
+  return values;
+}
+
+}  // namespace spmdsim::ir
