@@ -273,8 +273,107 @@ Sharding ParseSharding(TokenReader& reader, int depth) {
   return s;
 }
 
+namespace {
+
+// mesh_groups ::= 'mesh' '[' axis '=' int (',' axis '=' int)* ']'
+//                 [',' 'device_ids' '=' '(' device_list ')'] '{' axis_ref (',' axis_ref)* '}'
+// axis_ref    ::= axis [':' '(' int ')' int]        axis ::= string | name
+void ParseMeshGroups(TokenReader& reader, ReplicaGroups& groups) {
+  const Token start = reader.Next();  // 'mesh'
+  groups.uses_mesh = true;
+  MeshAxesGroups& mesh = groups.mesh;
+  const auto axis_name = [&]() {
+    Token t = reader.Next();
+    if (t.kind != TokenKind::kString && t.kind != TokenKind::kName) {
+      reader.FailExpected("a mesh axis name", t);
+    }
+    return std::string(t.text);
+  };
+  reader.Expect(TokenKind::kLsquare);
+  int64_t total = 1;
+  do {
+    std::string name = axis_name();
+    reader.Expect(TokenKind::kEqual);
+    const Token size_token = reader.Peek();
+    const int64_t size = reader.ExpectInt("a mesh axis size");
+    auto product = CheckedMul(total, size);
+    if (size <= 0 || !product || *product > kMaxDevices)
+      reader.Fail(size_token, "bad mesh axis size");
+    total = *product;
+    mesh.axes.emplace_back(std::move(name), size);
+  } while (reader.Accept(TokenKind::kComma));
+  reader.Expect(TokenKind::kRsquare);
+  if (reader.Accept(TokenKind::kComma)) {
+    reader.ExpectName("device_ids");
+    reader.Expect(TokenKind::kEqual);
+    reader.Expect(TokenKind::kLparen);
+    std::string_view inside;
+    const size_t inside_start = reader.lexer().offset();
+    if (!reader.lexer().SkipBalancedParen(inside)) reader.Fail(start, "unterminated device_ids");
+    mesh.device_ids_text = std::string(inside);
+    Lexer sub(inside, inside_start);
+    TokenReader r(sub);
+    if (r.PeekIs(TokenKind::kLsquare)) {
+      IotaList iota;
+      r.ExpectIntList(TokenKind::kLsquare, TokenKind::kRsquare);
+      r.Expect(TokenKind::kLeq);
+      iota.reshape_dims = r.ExpectIntList(TokenKind::kLsquare, TokenKind::kRsquare);
+      if (r.PeekIsName("T")) {
+        r.Next();
+        iota.transpose_perm = r.ExpectIntList(TokenKind::kLparen, TokenKind::kRparen);
+      }
+      auto ids = ExpandIota(iota);
+      if (!ids) r.Fail(start, "bad iota device_ids");
+      mesh.device_ids = *ids;
+    } else {
+      for (Token t = r.Next(); t.kind != TokenKind::kEof; t = r.Next()) {
+        if (t.kind == TokenKind::kInt) {
+          int64_t id = 0;
+          if (!ParseInt64(t.text, id) || id < 0) r.Fail(t, "bad device id");
+          mesh.device_ids.push_back(id);
+        } else if (t.kind != TokenKind::kComma && t.kind != TokenKind::kLbrace &&
+                   t.kind != TokenKind::kRbrace) {
+          r.FailExpected("a device id", t);
+        }
+      }
+    }
+    if (static_cast<int64_t>(mesh.device_ids.size()) != total) {
+      reader.Fail(start, "mesh device_ids do not match the mesh size");
+    }
+  }
+  reader.Expect(TokenKind::kLbrace, "'{' listing the group axes");
+  do {
+    MeshAxisRef ref;
+    const Token name_token = reader.Peek();
+    ref.name = axis_name();
+    int64_t axis_size = 0;
+    for (const auto& [name, size] : mesh.axes) {
+      if (name == ref.name) axis_size = size;
+    }
+    if (axis_size == 0) reader.Fail(name_token, "'" + ref.name + "' is not an axis of the mesh");
+    if (reader.Accept(TokenKind::kColon)) {
+      reader.Expect(TokenKind::kLparen);
+      ref.pre_size = reader.ExpectInt("a sub-axis pre-size");
+      reader.Expect(TokenKind::kRparen);
+      ref.size = reader.ExpectInt("a sub-axis size");
+      auto span = CheckedMul(ref.pre_size, ref.size);
+      if (ref.pre_size <= 0 || ref.size <= 0 || !span || axis_size % *span != 0) {
+        reader.Fail(name_token, "sub-axis does not divide its mesh axis");
+      }
+    }
+    mesh.group_axes.push_back(std::move(ref));
+  } while (reader.Accept(TokenKind::kComma));
+  reader.Expect(TokenKind::kRbrace);
+}
+
+}  // namespace
+
 ReplicaGroups ParseReplicaGroups(TokenReader& reader) {
   ReplicaGroups groups;
+  if (reader.PeekIsName("mesh")) {
+    ParseMeshGroups(reader, groups);
+    return groups;
+  }
   if (reader.PeekIs(TokenKind::kLsquare)) {
     const Token start = reader.Peek();
     groups.uses_iota = true;
@@ -341,6 +440,9 @@ Metadata ParseMetadata(TokenReader& reader, std::string_view raw) {
       } else if (value.kind == TokenKind::kInt) {
         if (key.text == "source_line" && !ParseInt64(value.text, m.source_line)) {
           reader.Fail(value, "source_line out of range");
+        }
+        if (key.text == "stack_frame_id" && !ParseInt64(value.text, m.stack_frame_id)) {
+          reader.Fail(value, "stack_frame_id out of range");
         }
       } else if (value.kind != TokenKind::kName && value.kind != TokenKind::kNumber) {
         reader.FailExpected("a metadata value", value);

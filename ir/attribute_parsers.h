@@ -22,6 +22,7 @@ Sharding ParseSharding(TokenReader& reader, int depth = 0);
 
 // replica_groups ::= '{' [ '{' ints '}' (',' '{' ints '}')* ] '}'
 //                  | '[' int ',' int ']' '<=' '[' ints ']' ['T' '(' ints ')']
+//                  | 'mesh' '[' axes ']' [', device_ids=(...)'] '{' axis_refs '}'
 ReplicaGroups ParseReplicaGroups(TokenReader& reader);
 
 // source_target_pairs ::= '{' [ '{' int ',' int '}' (',' ...)* ] '}'

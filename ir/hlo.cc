@@ -9,6 +9,20 @@ std::string Metadata::Source() const {
   return out;
 }
 
+bool StackFrameIndex::Resolve(int64_t stack_frame_id, std::string_view& file, int64_t& line) const {
+  if (stack_frame_id < 1 || stack_frame_id > static_cast<int64_t>(frames.size())) return false;
+  const int64_t location_id = frames[static_cast<size_t>(stack_frame_id - 1)].file_location_id;
+  if (location_id < 1 || location_id > static_cast<int64_t>(file_locations.size())) return false;
+  const FileLocation& location = file_locations[static_cast<size_t>(location_id - 1)];
+  if (location.file_name_id < 1 ||
+      location.file_name_id > static_cast<int64_t>(file_names.size())) {
+    return false;
+  }
+  file = file_names[static_cast<size_t>(location.file_name_id - 1)];
+  line = location.line;
+  return true;
+}
+
 std::string_view HloInstruction::FindAttribute(std::string_view attr_name) const {
   for (const Attribute& attr : attributes) {
     if (attr.name == attr_name) return attr.value;

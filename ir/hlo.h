@@ -30,7 +30,8 @@ struct Metadata {
   std::string_view op_name;
   std::string_view source_file;
   int64_t source_line = 0;
-  std::string_view raw;  // the whole "{...}" as written, for fields we do not interpret
+  int64_t stack_frame_id = 0;  // newer XLA: source comes from the module's StackFrames table
+  std::string_view raw;        // the whole "{...}" as written, for fields we do not interpret
   bool empty() const { return raw.empty(); }
   // "file.py:76", or empty when there is no source file.
   std::string Source() const;
@@ -116,6 +117,29 @@ struct InputOutputAlias {
   bool operator==(const InputOutputAlias&) const = default;
 };
 
+// The stack-frame tables newer XLA prints after the module header (FileNames, FunctionNames,
+// FileLocations, StackFrames); metadata then names a frame by stack_frame_id instead of carrying
+// source_file/source_line. Ids are 1-based.
+struct StackFrameIndex {
+  struct FileLocation {
+    int64_t file_name_id = 0;
+    int64_t function_name_id = 0;
+    int64_t line = 0;
+  };
+  struct Frame {
+    int64_t file_location_id = 0;
+    int64_t parent_frame_id = 0;
+  };
+  std::vector<std::string_view> file_names;
+  std::vector<std::string_view> function_names;
+  std::vector<FileLocation> file_locations;
+  std::vector<Frame> frames;
+  std::string_view raw;  // the tables as written, for the printer
+  bool empty() const { return raw.empty(); }
+  // The innermost frame's file and line; false when the id does not resolve.
+  bool Resolve(int64_t stack_frame_id, std::string_view& file, int64_t& line) const;
+};
+
 class HloModule {
  public:
   std::string_view name;
@@ -127,6 +151,7 @@ class HloModule {
   bool has_entry_layout = false;
   std::vector<Shape> entry_parameter_layouts;  // from entry_computation_layout
   Shape entry_result_layout;
+  StackFrameIndex stack_frames;
 
   std::vector<HloComputation*> computations;  // text order
   HloComputation* entry = nullptr;

@@ -157,9 +157,11 @@ Token Lexer::Lex() {
         return tok;
       }
       return single(TokenKind::kError);
+    case '\'':
     case '"': {
+      const char quote = c;
       ++pos_;
-      while (pos_ < n && text_[pos_] != '"') {
+      while (pos_ < n && text_[pos_] != quote) {
         if (text_[pos_] == '\\') ++pos_;
         ++pos_;
       }
@@ -243,9 +245,9 @@ std::string_view Lexer::ScanRawValue() {
   int depth = 0;
   while (pos_ < n) {
     const char c = text_[pos_];
-    if (c == '"') {
+    if (c == '"' || c == '\'') {
       ++pos_;
-      while (pos_ < n && text_[pos_] != '"') {
+      while (pos_ < n && text_[pos_] != c) {
         if (text_[pos_] == '\\') ++pos_;
         ++pos_;
       }

@@ -30,7 +30,7 @@ enum class TokenKind : uint8_t {
   kPercent,   // %[a-zA-Z0-9_.\-]+           instruction or computation name; text excludes '%'
   kInt,       // [-+]?[0-9]+
   kNumber,    // other numeric literals: -?[0-9]+(.[0-9]*)?([eE][+-]?[0-9]+)?, 0x1p-3, inf, nan
-  kString,    // "([^"\\]|\\.)*"  text excludes the quotes; escapes are left as written
+  kString,    // "([^"\\]|\\.)*" or '...' (mesh axis names); text excludes the quotes
 };
 
 std::string_view TokenKindName(TokenKind kind);

@@ -1,5 +1,6 @@
 #include "ir/parser.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/attribute_parsers.h"
@@ -50,6 +51,7 @@ class HloParser {
     reader_.ExpectName("HloModule");
     module->name = reader_.ExpectIdentifier("a module name").text;
     while (reader_.Accept(TokenKind::kComma)) ParseModuleAttribute(*module);
+    ParseStackFrameIndex(module->stack_frames);
     computations_by_name_.clear();
     pending_calls_.clear();
     int64_t next_id = 0;
@@ -84,6 +86,76 @@ class HloParser {
     } else if (name.text == "entry_computation_layout") {
       ParseEntryLayout(module, value, value_start);
     }
+  }
+
+  // stack_frame_index ::= ['FileNames' (int string)*] ['FunctionNames' (int string)*]
+  //                       ['FileLocations' (int '{' field* '}')*]
+  //                       ['StackFrames' (int '{' field* '}')*]
+  // Entries are numbered 1, 2, ... in order; a gap is an error.
+  void ParseStackFrameIndex(StackFrameIndex& index) {
+    const size_t start = reader_.Peek().offset;
+    size_t end = start;
+    const auto numbered = [&](auto&& parse_entry, size_t count) {
+      while (reader_.PeekIs(TokenKind::kInt)) {
+        const Token number = reader_.Peek();
+        const int64_t id = reader_.ExpectInt();
+        if (id != static_cast<int64_t>(count) + 1) {
+          reader_.Fail(number, "expected entry " + std::to_string(count + 1) + " of the table");
+        }
+        parse_entry();
+        ++count;
+        end = lexer_.offset();
+      }
+    };
+    const auto fields = [&](auto&& on_field) {
+      reader_.Expect(TokenKind::kLbrace);
+      while (!reader_.Accept(TokenKind::kRbrace)) {
+        const Token key = reader_.Expect(TokenKind::kName, "a field name");
+        reader_.Expect(TokenKind::kEqual);
+        on_field(key.text, reader_.ExpectInt());
+        reader_.Accept(TokenKind::kComma);
+      }
+    };
+    for (;;) {
+      if (reader_.PeekIsName("FileNames")) {
+        reader_.Next();
+        numbered([&] { index.file_names.push_back(reader_.Expect(TokenKind::kString).text); },
+                 index.file_names.size());
+      } else if (reader_.PeekIsName("FunctionNames")) {
+        reader_.Next();
+        numbered([&] { index.function_names.push_back(reader_.Expect(TokenKind::kString).text); },
+                 index.function_names.size());
+      } else if (reader_.PeekIsName("FileLocations")) {
+        reader_.Next();
+        numbered(
+            [&] {
+              StackFrameIndex::FileLocation location;
+              fields([&](std::string_view key, int64_t value) {
+                if (key == "file_name_id") location.file_name_id = value;
+                if (key == "function_name_id") location.function_name_id = value;
+                if (key == "line") location.line = value;
+              });
+              index.file_locations.push_back(location);
+            },
+            index.file_locations.size());
+      } else if (reader_.PeekIsName("StackFrames")) {
+        reader_.Next();
+        numbered(
+            [&] {
+              StackFrameIndex::Frame frame;
+              fields([&](std::string_view key, int64_t value) {
+                if (key == "file_location_id") frame.file_location_id = value;
+                if (key == "parent_frame_id") frame.parent_frame_id = value;
+              });
+              index.frames.push_back(frame);
+            },
+            index.frames.size());
+      } else {
+        break;
+      }
+      end = std::max(end, lexer_.offset());
+    }
+    if (end > start) index.raw = source_->text().substr(start, end - start);
   }
 
   // entry_computation_layout ::= '{' '(' [shape (',' shape)*] ')' '->' shape '}'
@@ -253,6 +325,10 @@ class HloParser {
       TokenReader r(sub);
       instr.metadata = ParseMetadata(r, value);
       ExpectEnd(r);
+      if (instr.metadata.source_file.empty() && instr.metadata.stack_frame_id > 0) {
+        module_->stack_frames.Resolve(instr.metadata.stack_frame_id, instr.metadata.source_file,
+                                      instr.metadata.source_line);
+      }
     } else if (key == "sharding") {
       Lexer sub(value, start);
       TokenReader r(sub);

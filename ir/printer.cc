@@ -91,6 +91,10 @@ std::string PrintModule(const HloModule& module) {
   out += module.name;
   AppendAttributes(module.attributes, out);
   out += "\n\n";
+  if (!module.stack_frames.empty()) {
+    out += module.stack_frames.raw;
+    out += "\n\n";
+  }
   for (const HloComputation* computation : module.computations) {
     AppendComputation(*computation, out);
     out += '\n';

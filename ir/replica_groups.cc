@@ -4,7 +4,76 @@
 
 namespace spmdsim::ir {
 
+namespace {
+
+// Groups of a mesh-axes list: devices sharing their coordinates outside the group axes, ordered
+// by those outside coordinates (row-major), and within a group by the group axes as listed.
+std::vector<std::vector<int64_t>> ExpandMesh(const MeshAxesGroups& mesh) {
+  int64_t total = 1;
+  for (const auto& [name, size] : mesh.axes) total *= size;
+  // For every group axis ref: mesh axis index, stride of its part inside the axis, part size.
+  struct Part {
+    size_t axis;
+    int64_t inner;  // product of the axis' dims more minor than the part
+    int64_t size;
+  };
+  std::vector<Part> parts;
+  for (const MeshAxisRef& ref : mesh.group_axes) {
+    for (size_t a = 0; a < mesh.axes.size(); ++a) {
+      if (mesh.axes[a].first != ref.name) continue;
+      const int64_t n = mesh.axes[a].second;
+      if (ref.pre_size == 0) {
+        parts.push_back({a, 1, n});
+      } else {
+        parts.push_back({a, n / (ref.pre_size * ref.size), ref.size});
+      }
+    }
+  }
+  int64_t group_size = 1;
+  for (const Part& p : parts) group_size *= p.size;
+  if (group_size <= 0 || total % group_size != 0) return {};
+  const int64_t num_groups = total / group_size;
+  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(num_groups));
+  std::vector<std::pair<int64_t, int64_t>> keyed;  // (group index, position) per device
+  std::vector<int64_t> coords(mesh.axes.size());
+  for (int64_t index = 0; index < total; ++index) {
+    int64_t rest = index;
+    for (size_t a = mesh.axes.size(); a-- > 0;) {
+      coords[a] = rest % mesh.axes[a].second;
+      rest /= mesh.axes[a].second;
+    }
+    // Position inside the group: mixed radix over the parts, first part most significant.
+    int64_t position = 0;
+    std::vector<int64_t> outside = coords;
+    for (const Part& p : parts) {
+      const int64_t digit = (coords[p.axis] / p.inner) % p.size;
+      position = position * p.size + digit;
+      // Remove the part from the axis coordinate: keep the digits above and below it.
+      const int64_t c = outside[p.axis];
+      outside[p.axis] = (c / (p.inner * p.size)) * p.inner + c % p.inner;
+    }
+    // Group index: row-major over the remaining extent of every axis.
+    int64_t group = 0;
+    for (size_t a = 0; a < mesh.axes.size(); ++a) {
+      int64_t extent = mesh.axes[a].second;
+      for (const Part& p : parts) {
+        if (p.axis == a) extent /= p.size;
+      }
+      group = group * extent + outside[a];
+    }
+    const int64_t device =
+        mesh.device_ids.empty() ? index : mesh.device_ids[static_cast<size_t>(index)];
+    auto& g = groups[static_cast<size_t>(group)];
+    if (g.size() <= static_cast<size_t>(position)) g.resize(static_cast<size_t>(position) + 1, -1);
+    g[static_cast<size_t>(position)] = device;
+  }
+  return groups;
+}
+
+}  // namespace
+
 std::vector<std::vector<int64_t>> ReplicaGroups::Expand() const {
+  if (uses_mesh) return ExpandMesh(mesh);
   if (!uses_iota) return groups;
   auto ids = ExpandIota(iota);
   std::vector<std::vector<int64_t>> out;
@@ -19,16 +88,52 @@ std::vector<std::vector<int64_t>> ReplicaGroups::Expand() const {
 }
 
 int64_t ReplicaGroups::GroupSize() const {
+  if (uses_mesh) {
+    int64_t size = 1;
+    for (const MeshAxisRef& ref : mesh.group_axes) {
+      if (ref.pre_size != 0) {
+        size *= ref.size;
+        continue;
+      }
+      for (const auto& [name, axis_size] : mesh.axes) {
+        if (name == ref.name) size *= axis_size;
+      }
+    }
+    return size;
+  }
   if (uses_iota) return iota_group_size;
   return groups.empty() ? 0 : static_cast<int64_t>(groups.front().size());
 }
 
 int64_t ReplicaGroups::NumGroups() const {
+  if (uses_mesh) {
+    int64_t total = 1;
+    for (const auto& axis : mesh.axes) total *= axis.second;
+    const int64_t size = GroupSize();
+    return size > 0 ? total / size : 0;
+  }
   if (uses_iota) return iota_num_groups;
   return static_cast<int64_t>(groups.size());
 }
 
 std::string ReplicaGroups::ToString() const {
+  if (uses_mesh) {
+    std::string out = "mesh[";
+    for (size_t i = 0; i < mesh.axes.size(); ++i) {
+      if (i) out += ",";
+      out += fmt::format("'{}'={}", mesh.axes[i].first, mesh.axes[i].second);
+    }
+    out += "]";
+    if (!mesh.device_ids_text.empty()) out += ", device_ids=(" + mesh.device_ids_text + ")";
+    out += " {";
+    for (size_t i = 0; i < mesh.group_axes.size(); ++i) {
+      if (i) out += ",";
+      const MeshAxisRef& ref = mesh.group_axes[i];
+      out += fmt::format("'{}'", ref.name);
+      if (ref.pre_size != 0) out += fmt::format(":({}){}", ref.pre_size, ref.size);
+    }
+    return out + "}";
+  }
   if (uses_iota) {
     std::string out = fmt::format("[{},{}]<=[{}]", iota_num_groups, iota_group_size,
                                   fmt::join(iota.reshape_dims, ","));

@@ -75,5 +75,26 @@ TEST_CASE("replica groups in list and iota form") {
   CHECK_FALSE(ParseReplicaGroups("[2,4]<=[7]"));
 }
 
+TEST_CASE("replica groups in mesh-axes form") {
+  auto x = ParseReplicaGroups("mesh['axis_0'=4,'axis_1'=2] {'axis_0'}");
+  REQUIRE(x);
+  CHECK(x->GroupSize() == 4);
+  CHECK(x->NumGroups() == 2);
+  CHECK(x->Expand() == std::vector<std::vector<int64_t>>{{0, 2, 4, 6}, {1, 3, 5, 7}});
+  CHECK(x->ToString() == "mesh['axis_0'=4,'axis_1'=2] {'axis_0'}");
+  auto y = ParseReplicaGroups("mesh['a'=4,'b'=2] {'b'}");
+  REQUIRE(y);
+  CHECK(y->Expand() == std::vector<std::vector<int64_t>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  // Sub-axis: 'a' of size 8 seen as [2,2,2]; the group spans the middle part.
+  auto sub = ParseReplicaGroups("mesh['a'=8] {'a':(2)2}");
+  REQUIRE(sub);
+  CHECK(sub->Expand() == std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
+  auto ids = ParseReplicaGroups("mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}");
+  REQUIRE(ids);
+  CHECK(ids->Expand() == std::vector<std::vector<int64_t>>{{3, 1}, {2, 0}});
+  CHECK_FALSE(ParseReplicaGroups("mesh['a'=2] {'z'}"));
+  CHECK_FALSE(ParseReplicaGroups("mesh['a'=8] {'a':(3)2}"));
+}
+
 }  // namespace
 }  // namespace spmdsim::ir

@@ -1,0 +1,50 @@
+#include "analyzer/command.h"
+
+#include <iostream>
+
+namespace spmdsim::analyzer {
+
+void AddInputOptions(CLI::App& command, InputOptions& options) {
+  command.add_option("inputs", options.inputs,
+                     "HLO text files (.txt or .txt.gz) or --xla_dump_to directories; "
+                     "none analyses the embedded demo dump");
+  command.add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command.add_option("--module", options.module_filter,
+                     "Only modules whose name contains this text");
+}
+
+LoadedOrExit LoadAllInputs(const InputOptions& options) {
+  LoadedOrExit result;
+  const auto take = [&](LoadOutcome outcome) {
+    if (outcome.failure) {
+      std::cerr << outcome.failure->message << "\n";
+      result.exit_code = outcome.failure->exit_code;
+      return false;
+    }
+    for (const std::string& note : outcome.inputs.notes) std::cerr << "note: " << note << "\n";
+    for (auto& module : outcome.inputs.modules) {
+      for (const auto& warning : module.module->warnings) std::cerr << warning.ToString() << "\n";
+      const int64_t hidden =
+          module.module->warning_count - static_cast<int64_t>(module.module->warnings.size());
+      if (hidden > 0) {
+        std::cerr << module.path << ": warning: " << hidden << " more warning(s) not shown\n";
+      }
+      result.modules.push_back(std::move(module));
+    }
+    return true;
+  };
+  if (options.inputs.empty()) {
+    take(LoadEmbeddedDump());
+    return result;
+  }
+  for (const std::string& input : options.inputs) {
+    LoadOptions load;
+    load.module_filter = options.module_filter;
+    if (!take(LoadInputs(input, load))) return result;
+  }
+  return result;
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,36 @@
+// How subcommands plug into the CLI: each cmd_<name>.cc defines Register<Name>Command, which adds
+// its CLI11 subcommand and, when that subcommand is chosen, sets `run` to the work to do. main()
+// parses, runs `run`, and returns its exit code; nothing below main exits.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analyzer/input_loader.h"
+
+namespace spmdsim::analyzer {
+
+using RunFn = std::function<int()>;
+
+// Options every analysing command takes.
+struct InputOptions {
+  std::vector<std::string> inputs;  // files or directories; none = the embedded demo dump
+  std::string format = "text";      // text | json
+  std::string module_filter;        // --module
+};
+
+// Adds the shared input options (positional FILE|DIR..., --format, --module) to a subcommand.
+void AddInputOptions(CLI::App& command, InputOptions& options);
+
+// Loads every input; on failure prints the message to stderr and returns its exit code.
+struct LoadedOrExit {
+  std::vector<ModuleInput> modules;
+  int exit_code = kExitOk;
+};
+LoadedOrExit LoadAllInputs(const InputOptions& options);
+
+void RegisterStatsCommand(CLI::App& app, RunFn& run);
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,281 @@
+#include "analyzer/input_loader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ir/parser.h"
+
+namespace spmdsim::analyzer {
+
+std::string_view EmbeddedDumpName();
+std::string_view EmbeddedDump();
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Decompressed sizes beyond this are refused (a gzip bomb must not eat the machine).
+constexpr size_t kMaxDecompressedBytes = size_t{16} << 30;
+
+bool IsGzip(std::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+         static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
+// "module_0000.jit_f.cpu_after_optimizations-buffer-assignment.txt" -> the module file's stem
+// "module_0000.jit_f.cpu_after_optimizations" plus the companion kind.
+struct CompanionName {
+  std::string stem;
+  std::string kind;  // "buffer-assignment", "memory-usage-report", "live-range"
+};
+
+std::string StripSuffixes(std::string name) {
+  for (std::string_view suffix : {".gz", ".txt"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      name.resize(name.size() - suffix.size());
+    }
+  }
+  return name;
+}
+
+std::optional<CompanionName> AsCompanion(const std::string& file_name) {
+  const std::string stem = StripSuffixes(file_name);
+  for (std::string_view kind : {"buffer-assignment", "memory-usage-report", "live-range"}) {
+    const std::string suffix = "-" + std::string(kind);
+    if (stem.size() > suffix.size() && stem.ends_with(suffix)) {
+      return CompanionName{stem.substr(0, stem.size() - suffix.size()), std::string(kind)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string StageFromName(const std::string& file_name) {
+  if (file_name.find("before_optimizations") != std::string::npos) return "before_optimizations";
+  if (file_name.find("after_optimizations") != std::string::npos) return "after_optimizations";
+  return "unknown";
+}
+
+// Parses one text into modules and appends them; returns a failure on a parse error.
+std::optional<LoadFailure> ParseInto(const std::string& path, std::string text,
+                                     const LoadOptions& options, LoadedInputs& out) {
+  auto source = std::make_shared<ir::SourceBuffer>(path, std::move(text));
+  ir::ParseResult result = ir::ParseHloText(source);
+  if (!result.ok()) return LoadFailure{kExitParse, result.error->ToString()};
+  const std::string stage = StageFromName(fs::path(path).filename().string());
+  for (auto& module : result.modules) {
+    if (!options.module_filter.empty() &&
+        module->name.find(options.module_filter) == std::string_view::npos) {
+      continue;
+    }
+    ModuleInput input;
+    input.path = path;
+    input.stage = stage;
+    input.module = std::move(module);
+    out.modules.push_back(std::move(input));
+  }
+  return std::nullopt;
+}
+
+LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
+  LoadOutcome outcome;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  if (ec) {
+    outcome.failure =
+        LoadFailure{kExitUsage, dir.string() + ": error: cannot list directory: " + ec.message()};
+    return outcome;
+  }
+  std::sort(files.begin(), files.end());  // deterministic order
+  // Companions by (directory, stem).
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> companions;
+  std::map<std::string, std::string> memory_analysis_by_dir;
+  int skipped = 0;
+  for (const fs::path& file : files) {
+    const std::string name = file.filename().string();
+    const std::string parent = file.parent_path().string();
+    if (auto companion = AsCompanion(name)) {
+      companions[{parent, companion->stem}][companion->kind] = file.string();
+      continue;
+    }
+    if (name == "memory_analysis.json") {
+      memory_analysis_by_dir[parent] = file.string();
+      continue;
+    }
+    if (name.ends_with(".json")) continue;  // sidecar data (cost analysis, program parameters)
+    std::string error;
+    auto text = ReadFileContents(file.string(), error);
+    if (!text) {
+      outcome.failure = LoadFailure{kExitUsage, error};
+      return outcome;
+    }
+    if (!ir::LooksLikeHloText(*text)) {
+      ++skipped;
+      continue;
+    }
+    if (auto failure = ParseInto(file.string(), std::move(*text), options, outcome.inputs)) {
+      outcome.failure = failure;
+      return outcome;
+    }
+  }
+  for (ModuleInput& input : outcome.inputs.modules) {
+    const fs::path file(input.path);
+    const std::string parent = file.parent_path().string();
+    auto it = companions.find({parent, StripSuffixes(file.filename().string())});
+    if (it != companions.end()) {
+      const auto& found = it->second;
+      if (auto f = found.find("buffer-assignment"); f != found.end()) {
+        input.buffer_assignment_path = f->second;
+      }
+      if (auto f = found.find("memory-usage-report"); f != found.end()) {
+        input.memory_usage_report_path = f->second;
+      }
+      if (auto f = found.find("live-range"); f != found.end()) input.live_range_path = f->second;
+    }
+  }
+  // memory_analysis.json describes the one optimized module of its directory.
+  for (const auto& [parent, json_path] : memory_analysis_by_dir) {
+    ModuleInput* only = nullptr;
+    int count = 0;
+    for (ModuleInput& input : outcome.inputs.modules) {
+      if (fs::path(input.path).parent_path().string() == parent &&
+          input.stage == "after_optimizations") {
+        only = &input;
+        ++count;
+      }
+    }
+    if (count == 1) only->memory_analysis_path = json_path;
+  }
+  if (skipped > 0) {
+    outcome.inputs.notes.push_back("skipped " + std::to_string(skipped) +
+                                   " file(s) that are not HLO text");
+  }
+  if (outcome.inputs.modules.empty()) {
+    outcome.failure =
+        LoadFailure{kExitUsage, dir.string() + ": error: no HLO module found in this directory" +
+                                    (options.module_filter.empty()
+                                         ? std::string()
+                                         : " matching '" + options.module_filter + "'")};
+  }
+  return outcome;
+}
+
+}  // namespace
+
+std::optional<std::string> Gunzip(std::string_view data, std::string& error) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 32) != Z_OK) {
+    error = "cannot initialise zlib";
+    return std::nullopt;
+  }
+  std::string out;
+  out.resize(std::max<size_t>(data.size() * 4, 1 << 16));
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  int ret = Z_OK;
+  while (true) {
+    if (stream.total_out >= out.size()) {
+      if (out.size() >= kMaxDecompressedBytes) {
+        inflateEnd(&stream);
+        error = "decompressed size exceeds the limit";
+        return std::nullopt;
+      }
+      out.resize(std::min(out.size() * 2, kMaxDecompressedBytes));
+    }
+    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
+    stream.avail_out = static_cast<uInt>(
+        std::min<size_t>(out.size() - stream.total_out, std::numeric_limits<uInt>::max()));
+    ret = inflate(&stream, Z_NO_FLUSH);
+    if (ret == Z_STREAM_END) {
+      // Concatenated gzip members are legal; continue with the next one if any input remains.
+      if (stream.avail_in == 0) break;
+      inflateReset(&stream);
+      continue;
+    }
+    if (ret != Z_OK && ret != Z_BUF_ERROR) break;
+    if (ret == Z_BUF_ERROR && stream.avail_in == 0) break;
+  }
+  const bool ok = ret == Z_STREAM_END;
+  out.resize(stream.total_out);
+  inflateEnd(&stream);
+  if (!ok) {
+    error = "corrupt or truncated gzip data";
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::string> ReadFileContents(const std::string& path, std::string& error) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    error = path + ": error: is a directory";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": error: cannot open file";
+    return std::nullopt;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    error = path + ": error: read failed";
+    return std::nullopt;
+  }
+  std::string data = std::move(buffer).str();
+  if (!IsGzip(data)) return data;
+  std::string gz_error;
+  auto text = Gunzip(data, gz_error);
+  if (!text) error = path + ": error: " + gz_error;
+  return text;
+}
+
+LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    return {{}, LoadFailure{kExitUsage, path + ": error: no such file or directory"}};
+  }
+  if (fs::is_directory(status)) return LoadDirectory(path, options);
+  LoadOutcome outcome;
+  std::string error;
+  auto text = ReadFileContents(path, error);
+  if (!text) {
+    outcome.failure = LoadFailure{kExitUsage, error};
+    return outcome;
+  }
+  if (auto failure = ParseInto(path, std::move(*text), options, outcome.inputs)) {
+    outcome.failure = failure;
+    return outcome;
+  }
+  if (outcome.inputs.modules.empty()) {
+    outcome.failure = LoadFailure{
+        kExitUsage, path + ": error: no module matches '" + options.module_filter + "'"};
+  }
+  return outcome;
+}
+
+LoadOutcome LoadEmbeddedDump() {
+  LoadOutcome outcome;
+  std::string error;
+  auto text = Gunzip(EmbeddedDump(), error);
+  if (!text) {
+    outcome.failure = LoadFailure{kExitUsage, "<embedded>: error: " + error};
+    return outcome;
+  }
+  const std::string path = "<embedded>/" + std::string(EmbeddedDumpName());
+  if (auto failure = ParseInto(path, std::move(*text), {}, outcome.inputs)) {
+    outcome.failure = failure;
+  }
+  return outcome;
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,27 @@
+// spmdsim: what a sharded XLA program will cost, from its HLO dump.
+#include <iostream>
+
+#include "analyzer/command.h"
+
+int main(int argc, char** argv) {
+  using namespace spmdsim::analyzer;
+  CLI::App app{
+      "spmdsim: memory, collective traffic and RNG costs of sharded XLA programs, "
+      "from their HLO dumps"};
+  app.set_version_flag("--version", "spmdsim 0.1.0");
+  RunFn run;
+  RegisterStatsCommand(app, run);
+  app.require_subcommand(0, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (!run) {
+    // No subcommand: analyse the embedded demo dump.
+    InputOptions demo;
+    app.get_subcommand("stats")->parse(std::vector<std::string>{});
+    if (!run) return kExitUsage;
+  }
+  return run();
+}

@@ -1,0 +1,66 @@
+#include "passes/stats_analysis.h"
+
+#include <set>
+
+#include "ir/checked_math.h"
+
+namespace spmdsim::passes {
+
+using ir::HloComputation;
+using ir::HloInstruction;
+using ir::Opcode;
+
+std::string CollectiveStarted(const HloInstruction& instruction) {
+  if (instruction.opcode == Opcode::kAsyncStart) {
+    const HloComputation* wrapped = instruction.Called("calls");
+    if (wrapped == nullptr || wrapped->root == nullptr) return {};
+    return std::string(ir::CollectiveKind(wrapped->root->opcode));
+  }
+  if (ir::IsAsyncDone(instruction.opcode)) return {};
+  return std::string(ir::CollectiveKind(instruction.opcode));
+}
+
+StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
+  StatsResult stats;
+  stats.name = std::string(module.name);
+  stats.computation_count = static_cast<int64_t>(module.computations.size());
+  stats.is_scheduled = module.is_scheduled;
+  stats.num_partitions = module.num_partitions;
+  stats.replica_count = module.replica_count;
+  stats.warning_count = module.warning_count;
+
+  // Computations wrapped by async-start: their instructions are counted through the wrapper.
+  std::set<const HloComputation*> async_wrapped;
+  for (const HloComputation* computation : module.computations) {
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode == Opcode::kAsyncStart) {
+        for (const auto& called : instr->called_computations)
+          async_wrapped.insert(called.computation);
+      }
+    }
+  }
+  for (const HloComputation* computation : module.computations) {
+    const bool wrapped = async_wrapped.count(computation) > 0;
+    for (const HloInstruction* instr : computation->instructions) {
+      ++stats.instruction_count;
+      ++stats.instructions_by_opcode[std::string(instr->opcode_name)];
+      if (instr->opcode == Opcode::kCustomCall) {
+        ++stats.custom_call_targets[std::string(instr->custom_call_target)];
+      }
+      if (wrapped) continue;
+      const std::string kind = CollectiveStarted(*instr);
+      if (!kind.empty()) ++stats.collectives[kind];
+    }
+  }
+  if (module.entry != nullptr) {
+    for (const HloInstruction* param : module.entry->parameters) {
+      if (param == nullptr) continue;
+      ++stats.parameter_count;
+      stats.parameter_bytes = ir::SaturatingAdd(stats.parameter_bytes, param->shape.LeafBytes());
+    }
+    if (module.entry->root != nullptr) stats.output_bytes = module.entry->root->shape.LeafBytes();
+  }
+  return stats;
+}
+
+}  // namespace spmdsim::passes
