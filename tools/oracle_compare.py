@@ -47,6 +47,33 @@ def normalize(text):
     return text
 
 
+def clip_diff_lines(diff, width=240):
+    """Shorten long diff lines; for a changed -/+ pair show the window where they differ."""
+    focus = {}
+    minus = []
+    for i, l in enumerate(diff):
+        if l.startswith("-") and not l.startswith("---"):
+            minus.append(i)
+        elif l.startswith("+") and not l.startswith("+++"):
+            if minus:
+                j = minus.pop(0)
+                a, b = diff[j], l
+                k = next((n for n in range(1, min(len(a), len(b))) if a[n] != b[n]),
+                         min(len(a), len(b)))
+                focus[i] = focus[j] = max(1, k - width // 2)
+        else:
+            minus = []
+    for i, l in enumerate(diff):
+        if len(l) <= width:
+            yield l
+            continue
+        start = focus.get(i, 1)
+        if start <= 1:
+            yield l[:width] + " ..."
+        else:
+            yield l[0] + " ..." + l[start:start + width] + " ..."
+
+
 def json_diff(a, b, prefix=""):
     """Yield 'key: old -> new' lines for differing JSON leaves."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -88,8 +115,8 @@ def compare_file(old_path, new_path, label, out):
     changed = sum(1 for l in diff if l[:1] in "+-" and not l.startswith(("+++", "---")))
     out.append("DIFF %s: %d lines committed, %d regenerated, %d changed (+/-) lines" % (
         label, len(a), len(b), changed))
-    for l in diff[:MAX_DIFF_LINES]:
-        out.append("    " + (l if len(l) <= 240 else l[:240] + " ..."))
+    for l in clip_diff_lines(diff[:MAX_DIFF_LINES]):
+        out.append("    " + l)
     if len(diff) > MAX_DIFF_LINES:
         out.append("    ... (%d more diff lines)" % (len(diff) - MAX_DIFF_LINES))
     return False
