@@ -96,6 +96,7 @@ class HloParser {
     const size_t start = reader_.Peek().offset;
     size_t end = start;
     const auto numbered = [&](auto&& parse_entry, size_t count) {
+      end = std::max(end, lexer_.offset());  // after the section keyword
       while (reader_.PeekIs(TokenKind::kInt)) {
         const Token number = reader_.Peek();
         const int64_t id = reader_.ExpectInt();
@@ -153,7 +154,6 @@ class HloParser {
       } else {
         break;
       }
-      end = std::max(end, lexer_.offset());
     }
     if (end > start) index.raw = source_->text().substr(start, end - start);
   }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One command from a fresh machine to every test passing: installs what is missing, builds with
+# warnings as errors, runs the unit and golden tests (ctest), the same tests under ASan+UBSan,
+# the parser fuzzer for 60 s, and the oracle check that regenerates testdata with the pinned JAX.
+#   tools/test.sh            # everything (CI)
+#   QUICK=1 tools/test.sh    # unit and golden tests only
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "dependencies"
+tools/setup.sh --report
+
+step "build (Release, -Werror)"
+BUILD_DIR=build-test BUILD_TYPE=Release tools/build.sh -DSPMDSIM_WERROR=ON
+
+step "tests"
+ctest --test-dir build-test --output-on-failure -j2 | tee build-test/ctest.log
+# ctest's own summary, remembered for the closing line.
+summary=$(grep -E '[0-9]+% tests passed' build-test/ctest.log | tail -n 1)
+total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+failed=$(sed -E 's/.*, ([0-9]+) tests failed.*/\1/' <<<"$summary")
+
+if [[ -n "${QUICK:-}" ]]; then
+  echo "tests: $((total - failed)) passed, $failed failed"
+  exit 0
+fi
+
+step "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo tools/build.sh -DSPMDSIM_WERROR=ON \
+  -DSPMDSIM_SANITIZE=ON
+ctest --test-dir build-asan --output-on-failure -j2
+
+if [[ -x tools/fuzz.sh ]]; then
+  step "parser fuzzer, 60 s"
+  tools/fuzz.sh 60
+fi
+
+step "oracle: regenerate testdata with the pinned JAX and compare"
+tools/check_oracle.sh
+
+echo
+echo "tests: $((total - failed)) passed, $failed failed"
