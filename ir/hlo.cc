@@ -5,10 +5,7 @@ namespace spmdsim::ir {
 std::string Metadata::Source() const {
   if (source_file.empty()) return {};
   std::string out(source_file);
-  if (source_line > 0) {
-    out += ':';  // two appends: GCC 12 -O3 flags `":" + to_string()` with a false -Wrestrict
-    out += std::to_string(source_line);
-  }
+  if (source_line > 0) out += ":" + std::to_string(source_line);
   return out;
 }
 
