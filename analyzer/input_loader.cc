@@ -224,13 +224,27 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
     error = path + ": error: cannot open file";
     return std::nullopt;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    error = path + ": error: read failed";
-    return std::nullopt;
+  std::string data;
+  // A regular file is read in one piece into a buffer of its size (no growing copies: a 100 MB
+  // dump would otherwise be copied several times); pipes and the like are streamed.
+  const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+  if (!ec && size > 0) {
+    data.resize(size);
+    in.read(data.data(), static_cast<std::streamsize>(size));
+    data.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
+    if (in.bad()) {
+      error = path + ": error: read failed";
+      return std::nullopt;
+    }
+  } else {
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) {
+      error = path + ": error: read failed";
+      return std::nullopt;
+    }
+    data = std::move(buffer).str();
   }
-  std::string data = std::move(buffer).str();
   if (!IsGzip(data)) return data;
   std::string gz_error;
   auto text = Gunzip(data, gz_error);

@@ -1,12 +1,18 @@
 #include "ir/attribute_parsers.h"
 
+#include <array>
+#include <memory>
+
 #include "ir/checked_math.h"
 
 namespace spmdsim::ir {
 namespace {
 
 void CheckDepth(TokenReader& reader, int depth) {
-  if (depth > kMaxNestingDepth) reader.Fail(reader.Peek(), "nesting too deep");
+  if (depth > kMaxNestingDepth) {
+    reader.Fail(reader.Peek(), "nesting too deep (expected at most " +
+                                   std::to_string(kMaxNestingDepth) + " levels)");
+  }
 }
 
 // The fields after ':' in a layout, e.g. "T(8,128)(2,1)E(4)S(1)".
@@ -88,6 +94,46 @@ Layout ParseLayout(TokenReader& reader) {
   return layout;
 }
 
+// Layouts repeat ("{1,0}" on most instructions), so parsed ones are kept per thread, keyed by
+// their text, and shared between shapes: a layout seen before costs no parse and no allocation.
+// A direct-mapped table: a collision only means parsing again.
+struct LayoutCacheSlot {
+  std::string text;
+  std::shared_ptr<const Layout> layout;
+};
+constexpr size_t kLayoutCacheSlots = 256;
+
+// layout ::= '{' [int (',' int)*] [':' fields] '}', with the reader's next token the '{'.
+std::shared_ptr<const Layout> ParseSharedLayout(TokenReader& reader) {
+  Lexer& lexer = reader.lexer();
+  const size_t open = reader.Peek().offset;
+  const std::string_view all = lexer.text();
+  const size_t begin = open - lexer.base_offset();
+  const size_t close = all.find('}', begin);
+  std::string_view key;
+  // Text with strings, comments, line breaks or nested braces takes the token path only.
+  if (close != std::string_view::npos) key = all.substr(begin, close + 1 - begin);
+  if (key.find_first_of("\"'/\n{", 1) != std::string_view::npos) key = {};
+  LayoutCacheSlot* slot = nullptr;
+  if (!key.empty()) {
+    thread_local std::array<LayoutCacheSlot, kLayoutCacheSlots> cache;
+    uint32_t hash = 2166136261u;  // FNV-1a
+    for (char c : key) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    slot = &cache[hash % kLayoutCacheSlots];
+    if (slot->layout != nullptr && slot->text == key) {
+      lexer.SkipTo(open + key.size());
+      return slot->layout;
+    }
+  }
+  auto layout = std::make_shared<const Layout>(ParseLayout(reader));
+  // Cached only when the tokens ended at the first '}', so the text alone decides the layout.
+  if (slot != nullptr && lexer.offset() == open + key.size()) {
+    slot->text.assign(key);
+    slot->layout = layout;
+  }
+  return layout;
+}
+
 SubgroupType ParseSubgroupType(TokenReader& reader) {
   Token t = reader.Expect(TokenKind::kName, "a subgroup type");
   if (t.text == "replicated") return SubgroupType::kReplicated;
@@ -136,8 +182,8 @@ void ParseShardingBody(TokenReader& reader, Sharding& s) {
           reader.Next();
           s.iota.transpose_perm = reader.ExpectIntList(TokenKind::kLparen, TokenKind::kRparen);
         }
-        auto devices = ExpandIota(s.iota);
-        if (!devices || static_cast<int64_t>(devices->size()) != count) {
+        const auto devices = IotaSize(s.iota);
+        if (!devices || *devices != count) {
           reader.Fail(t, "iota tile assignment does not match the tile dims");
         }
       } else {
@@ -170,7 +216,9 @@ void ParseShardingBody(TokenReader& reader, Sharding& s) {
       if (!s.other.empty()) s.other += ' ';
       s.other += std::string(t.text) + " " + std::to_string(id);
     } else {
-      reader.Fail(t, "unknown sharding attribute '" + std::string(t.text) + "'");
+      reader.Fail(t, "unknown sharding attribute '" + std::string(t.text) +
+                         "' (expected replicated, manual, maximal, unknown, devices=[...], "
+                         "last_tile_dim_replicate, last_tile_dims={...} or metadata={...})");
     }
   }
   if (!has_kind) reader.Fail(reader.Peek(), "sharding has no kind (replicated, devices=...)");
@@ -202,12 +250,20 @@ Shape ParseShape(TokenReader& reader, int depth) {
   Token type_token = reader.Next();
   if (type_token.kind != TokenKind::kName) reader.FailExpected("a shape", type_token);
   auto type = PrimitiveTypeFromName(type_token.text);
-  if (!type) reader.Fail(type_token, "unknown element type '" + std::string(type_token.text) + "'");
+  if (!type) {
+    reader.Fail(type_token, "unknown element type '" + std::string(type_token.text) +
+                                "' (expected an XLA element type such as pred, s32, u32, bf16, "
+                                "f16, f32 or f64)");
+  }
   Shape shape = Shape::Array(*type, {});
   reader.Expect(TokenKind::kLsquare, "'[' after the element type");
   if (!reader.Accept(TokenKind::kRsquare)) {
     auto& dims = shape.mutable_dims();
     auto& dynamic = shape.mutable_dynamic();
+    // Gathered on the stack and stored once, so the vector is allocated at its final size.
+    constexpr size_t kInlineRank = 8;
+    std::array<int64_t, kInlineRank> inline_dims;
+    size_t rank = 0;
     do {
       bool is_dynamic = false;
       int64_t dim = 0;
@@ -221,20 +277,26 @@ Shape ParseShape(TokenReader& reader, int depth) {
         if (dim < 0) reader.Fail(dim_token, "negative dimension size");
       }
       if (is_dynamic) {
-        dynamic.resize(dims.size() + 1, false);
+        dynamic.resize(rank + 1, false);
         dynamic.back() = true;
       }
-      dims.push_back(dim);
-      if (dims.size() > 1024) reader.Fail(type_token, "too many dimensions");
+      if (rank < kInlineRank) {
+        inline_dims[rank] = dim;
+      } else {
+        if (rank == kInlineRank) dims.assign(inline_dims.begin(), inline_dims.end());
+        dims.push_back(dim);
+      }
+      if (++rank > 1024) reader.Fail(type_token, "too many dimensions");
     } while (reader.Accept(TokenKind::kComma));
-    if (!dynamic.empty()) dynamic.resize(dims.size(), false);
+    if (rank <= kInlineRank) dims.assign(inline_dims.begin(), inline_dims.begin() + rank);
+    if (!dynamic.empty()) dynamic.resize(rank, false);
     reader.Expect(TokenKind::kRsquare, "']' closing the dimensions");
   }
   if (reader.PeekIs(TokenKind::kLbrace)) {
     // A '{' after a shape is its layout unless it opens a computation body ("-> f32[8] {"):
     // a layout starts with a dimension number, ':' or '}'.
     const char c = reader.lexer().CharAfterPeek();
-    if ((c >= '0' && c <= '9') || c == ':' || c == '}') shape.set_layout(ParseLayout(reader));
+    if ((c >= '0' && c <= '9') || c == ':' || c == '}') shape.set_layout(ParseSharedLayout(reader));
   }
   // Reject sizes that overflow int64 once, here, so the rest of spmdsim can multiply freely.
   int64_t elements = 1;
@@ -322,9 +384,10 @@ void ParseMeshGroups(TokenReader& reader, ReplicaGroups& groups) {
         r.Next();
         iota.transpose_perm = r.ExpectIntList(TokenKind::kLparen, TokenKind::kRparen);
       }
-      auto ids = ExpandIota(iota);
-      if (!ids) r.Fail(start, "bad iota device_ids");
-      mesh.device_ids = *ids;
+      if (!r.PeekIs(TokenKind::kEof)) r.FailExpected("')' closing device_ids", r.Peek());
+      const auto ids = IotaSize(iota);
+      if (!ids || *ids != total) r.Fail(start, "mesh device_ids do not match the mesh size");
+      mesh.device_iota = std::move(iota);  // expanded on use, not here: it may be 2^20 ids
     } else {
       for (Token t = r.Next(); t.kind != TokenKind::kEof; t = r.Next()) {
         if (t.kind == TokenKind::kInt) {
@@ -337,7 +400,8 @@ void ParseMeshGroups(TokenReader& reader, ReplicaGroups& groups) {
         }
       }
     }
-    if (static_cast<int64_t>(mesh.device_ids.size()) != total) {
+    if (mesh.device_iota.reshape_dims.empty() &&
+        static_cast<int64_t>(mesh.device_ids.size()) != total) {
       reader.Fail(start, "mesh device_ids do not match the mesh size");
     }
   }
@@ -359,6 +423,21 @@ void ParseMeshGroups(TokenReader& reader, ReplicaGroups& groups) {
       auto span = CheckedMul(ref.pre_size, ref.size);
       if (ref.pre_size <= 0 || ref.size <= 0 || !span || axis_size % *span != 0) {
         reader.Fail(name_token, "sub-axis does not divide its mesh axis");
+      }
+    }
+    // The part of the axis a ref spans, as the stride range [inner, inner * size) of the axis'
+    // coordinate; two refs to one axis must not overlap (a device would sit twice in a group).
+    const auto part = [&](const MeshAxisRef& r) {
+      return r.pre_size == 0
+                 ? std::pair<int64_t, int64_t>{1, axis_size}
+                 : std::pair<int64_t, int64_t>{axis_size / (r.pre_size * r.size), r.size};
+    };
+    const auto [inner, size] = part(ref);
+    for (const MeshAxisRef& other : mesh.group_axes) {
+      if (other.name != ref.name) continue;
+      const auto [other_inner, other_size] = part(other);
+      if (inner * size > other_inner && other_inner * other_size > inner) {
+        reader.Fail(name_token, "'" + ref.name + "' overlaps an axis already in the group");
       }
     }
     mesh.group_axes.push_back(std::move(ref));
@@ -387,10 +466,9 @@ ReplicaGroups ParseReplicaGroups(TokenReader& reader) {
       reader.Next();
       groups.iota.transpose_perm = reader.ExpectIntList(TokenKind::kLparen, TokenKind::kRparen);
     }
-    auto ids = ExpandIota(groups.iota);
-    auto total = CheckedMul(shape[0], shape[1]);
-    if (!ids || !total || shape[0] < 0 || shape[1] < 0 ||
-        static_cast<int64_t>(ids->size()) != *total) {
+    const auto ids = IotaSize(groups.iota);
+    const auto total = CheckedMul(shape[0], shape[1]);
+    if (!ids || !total || shape[0] < 0 || shape[1] < 0 || *ids != *total) {
       reader.Fail(start, "iota replica groups: the group shape does not match the device list");
     }
     return groups;

@@ -33,6 +33,10 @@ inline int64_t SaturatingMul(int64_t a, int64_t b) {
   return result;
 }
 
-inline int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+// ceil(a / b) for b > 0 (0 when b <= 0). Written without a + b - 1, which overflows near INT64_MAX.
+inline int64_t CeilDiv(int64_t a, int64_t b) {
+  if (b <= 0) return 0;
+  return a / b + (a % b > 0 ? 1 : 0);
+}
 
 }  // namespace spmdsim::ir

@@ -4,25 +4,35 @@
 
 namespace spmdsim::ir {
 
-std::optional<std::vector<int64_t>> ExpandIota(const IotaList& iota) {
+std::optional<int64_t> IotaSize(const IotaList& iota) {
   const size_t rank = iota.reshape_dims.size();
+  if (rank > kMaxIotaRank) return std::nullopt;
   int64_t total = 1;
   for (int64_t d : iota.reshape_dims) {
     auto product = CheckedMul(total, d);
     if (d < 0 || !product || *product > kMaxDevices) return std::nullopt;
     total = *product;
   }
-  std::vector<int64_t> perm = iota.transpose_perm;
-  if (perm.empty()) {
-    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
-  }
-  if (perm.size() != rank) return std::nullopt;
+  if (iota.transpose_perm.empty()) return total;
+  if (iota.transpose_perm.size() != rank) return std::nullopt;
   std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
+  for (int64_t p : iota.transpose_perm) {
     if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) {
       return std::nullopt;
     }
     seen[static_cast<size_t>(p)] = true;
+  }
+  return total;
+}
+
+std::optional<std::vector<int64_t>> ExpandIota(const IotaList& iota) {
+  const auto size = IotaSize(iota);
+  if (!size) return std::nullopt;
+  const int64_t total = *size;
+  const size_t rank = iota.reshape_dims.size();
+  std::vector<int64_t> perm = iota.transpose_perm;
+  if (perm.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
   }
   // Strides of the source (row-major over reshape_dims), read in transposed order.
   std::vector<int64_t> src_stride(rank, 1);

@@ -12,14 +12,21 @@ namespace spmdsim::ir {
 // Upper bound on devices we will expand, so hostile input cannot ask for unbounded memory.
 inline constexpr int64_t kMaxDevices = 1 << 20;
 
+// Upper bound on the rank of an iota list's reshape dims (expansion costs devices x rank).
+inline constexpr size_t kMaxIotaRank = 64;
+
 struct IotaList {
   std::vector<int64_t> reshape_dims;
   std::vector<int64_t> transpose_perm;  // empty = identity
   bool operator==(const IotaList&) const = default;
 };
 
-// Flattened device ids, or nullopt when the dims are invalid (a bad permutation, a product over
-// kMaxDevices).
+// The number of device ids the list stands for, or nullopt when the dims are invalid (a negative
+// dim, a bad permutation, a product over kMaxDevices, a rank over kMaxIotaRank). O(rank): parsers
+// validate with this, so a short attribute cannot make them write a million ids.
+std::optional<int64_t> IotaSize(const IotaList& iota);
+
+// Flattened device ids, or nullopt when IotaSize() is.
 std::optional<std::vector<int64_t>> ExpandIota(const IotaList& iota);
 
 }  // namespace spmdsim::ir

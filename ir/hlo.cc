@@ -67,11 +67,11 @@ HloComputation* HloModule::FindComputation(std::string_view computation_name) co
 }
 
 HloComputation* HloModule::NewComputation() {
-  HloComputation& computation = computation_storage_.emplace_back();
+  HloComputation& computation = computation_storage_.Emplace();
   computation.parent = this;
   return &computation;
 }
 
-HloInstruction* HloModule::NewInstruction() { return &instruction_storage_.emplace_back(); }
+HloInstruction* HloModule::NewInstruction() { return &instruction_storage_.Emplace(); }
 
 }  // namespace spmdsim::ir

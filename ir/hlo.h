@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +17,7 @@
 #include "ir/shape.h"
 #include "ir/sharding.h"
 #include "ir/source.h"
+#include "ir/stable_storage.h"
 
 namespace spmdsim::ir {
 
@@ -170,8 +170,8 @@ class HloModule {
   HloInstruction* NewInstruction();
 
  private:
-  std::deque<HloComputation> computation_storage_;
-  std::deque<HloInstruction> instruction_storage_;
+  StableStorage<HloComputation, 256> computation_storage_;
+  StableStorage<HloInstruction, 1024> instruction_storage_;
 };
 
 }  // namespace spmdsim::ir

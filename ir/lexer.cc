@@ -1,6 +1,7 @@
 #include "ir/lexer.h"
 
 #include <array>
+#include <cstring>
 
 namespace spmdsim::ir {
 namespace {
@@ -87,24 +88,12 @@ void Lexer::SkipTrivia() {
   }
 }
 
-const Token& Lexer::Peek() {
-  if (!has_peek_) {
-    peek_ = Lex();
-    has_peek_ = true;
-  }
-  return peek_;
-}
-
-Token Lexer::Next() {
-  if (has_peek_) {
-    has_peek_ = false;
-    return peek_;
-  }
-  return Lex();
-}
-
 Token Lexer::Lex() {
-  SkipTrivia();
+  // Most tokens follow one blank or none: call SkipTrivia only when there is something to skip.
+  if (pos_ < text_.size() &&
+      (static_cast<unsigned char>(text_[pos_]) <= ' ' || text_[pos_] == '/')) {
+    SkipTrivia();
+  }
   const size_t n = text_.size();
   Token tok;
   tok.offset = base_ + pos_;
@@ -160,12 +149,26 @@ Token Lexer::Lex() {
     case '\'':
     case '"': {
       const char quote = c;
-      ++pos_;
-      while (pos_ < n && text_[pos_] != quote) {
-        if (text_[pos_] == '\\') ++pos_;
-        ++pos_;
+      // XLA escapes newlines in the strings it prints, so a raw one means a missing quote; ending
+      // the string there reports it at its opening quote instead of lines later.
+      // (Strings are a third of a dump: the scan runs on locals, which stay in registers.)
+      const char* const s = text_.data();
+      size_t p = pos_ + 1;
+      // Fast path (memchr) for the usual string: no escape and no line break before its quote.
+      const void* close = std::memchr(s + p, quote, n - p);
+      const size_t end =
+          close != nullptr ? static_cast<size_t>(static_cast<const char*>(close) - s) : n;
+      const std::string_view body = text_.substr(p, end - p);
+      if (end < n && body.find('\\') == std::string_view::npos &&
+          body.find('\n') == std::string_view::npos) {
+        p = end;
       }
-      if (pos_ >= n) {
+      while (p < n && s[p] != quote && s[p] != '\n') {
+        if (s[p] == '\\' && p + 1 < n && s[p + 1] != '\n') ++p;
+        ++p;
+      }
+      pos_ = p;
+      if (pos_ >= n || text_[pos_] == '\n') {
         tok.kind = TokenKind::kError;
         tok.text = "unterminated string";
         return tok;
@@ -176,8 +179,9 @@ Token Lexer::Lex() {
       return tok;
     }
     case '%': {
-      ++pos_;
-      while (pos_ < n && kIdentChar[static_cast<unsigned char>(text_[pos_])]) ++pos_;
+      size_t p = pos_ + 1;
+      while (p < n && kIdentChar[static_cast<unsigned char>(text_[p])]) ++p;
+      pos_ = p;
       if (pos_ == start + 1) {
         tok.kind = TokenKind::kError;
         tok.text = text_.substr(start, 1);
@@ -218,8 +222,9 @@ Token Lexer::Lex() {
     return tok;
   }
   if (kIdentStart[static_cast<unsigned char>(c)]) {
-    ++pos_;
-    while (pos_ < n && kIdentChar[static_cast<unsigned char>(text_[pos_])]) ++pos_;
+    size_t p = pos_ + 1;
+    while (p < n && kIdentChar[static_cast<unsigned char>(text_[p])]) ++p;
+    pos_ = p;
     // A '-' may not end a name ("a->b" lexes as a, ->, b).
     while (pos_ > start + 1 && text_[pos_ - 1] == '-') --pos_;
     tok.kind = TokenKind::kName;
@@ -237,23 +242,44 @@ void Lexer::UnreadPeek() {
   }
 }
 
+bool Lexer::SkipQuotedOrComment() {
+  const size_t n = text_.size();
+  const char c = text_[pos_];
+  if (c == '"' || c == '\'') {
+    ++pos_;
+    while (pos_ < n && text_[pos_] != c && text_[pos_] != '\n') {  // as Lex() ends strings
+      if (text_[pos_] == '\\' && pos_ + 1 < n && text_[pos_ + 1] != '\n') ++pos_;
+      ++pos_;
+    }
+    if (pos_ < n && text_[pos_] == c) ++pos_;
+    return true;
+  }
+  if (c != '/' || pos_ + 1 >= n) return false;
+  if (text_[pos_ + 1] == '*') {
+    const size_t end = text_.find("*/", pos_ + 2);
+    pos_ = end == std::string_view::npos ? n : end + 2;
+    return true;
+  }
+  if (text_[pos_ + 1] == '/') {
+    const size_t end = text_.find('\n', pos_);
+    pos_ = end == std::string_view::npos ? n : end;
+    return true;
+  }
+  return false;
+}
+
 std::string_view Lexer::ScanRawValue() {
   UnreadPeek();  // raw scanning starts at the character level
   const size_t n = text_.size();
   while (pos_ < n && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
   const size_t start = pos_;
-  int depth = 0;
+  int64_t depth = 0;  // not int: a 2 GiB run of brackets must not overflow it
   while (pos_ < n) {
     const char c = text_[pos_];
-    if (c == '"' || c == '\'') {
-      ++pos_;
-      while (pos_ < n && text_[pos_] != c) {
-        if (text_[pos_] == '\\') ++pos_;
-        ++pos_;
-      }
-      if (pos_ < n) ++pos_;
-      continue;
-    }
+    // Inside brackets a // comment is part of the value (its newline keeps it from swallowing
+    // what follows when the value is printed back); outside, it ends the value, as a newline does.
+    if (depth == 0 && c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '/') break;
+    if (SkipQuotedOrComment()) continue;
     if (c == '{' || c == '[' || c == '(') {
       ++depth;
     } else if (c == '}' || c == ']' || c == ')') {
@@ -273,16 +299,11 @@ bool Lexer::SkipBalancedParen(std::string_view& inside) {
   UnreadPeek();
   const size_t n = text_.size();
   const size_t start = pos_;
-  int depth = 1;
+  int64_t depth = 1;
   while (pos_ < n) {
+    if (SkipQuotedOrComment()) continue;
     const char c = text_[pos_];
-    if (c == '"') {
-      ++pos_;
-      while (pos_ < n && text_[pos_] != '"') {
-        if (text_[pos_] == '\\') ++pos_;
-        ++pos_;
-      }
-    } else if (c == '(') {
+    if (c == '(') {
       ++depth;
     } else if (c == ')') {
       if (--depth == 0) {

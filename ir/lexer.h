@@ -46,22 +46,41 @@ class Lexer {
   // base_offset: where `text` starts in its file, added to every token's offset.
   explicit Lexer(std::string_view text, size_t base_offset = 0) : text_(text), base_(base_offset) {}
 
-  // Returns the next token and consumes it.
-  Token Next();
+  // Returns the next token and consumes it. (Next and Peek are inline: they run per token.)
+  Token Next() {
+    if (has_peek_) {
+      has_peek_ = false;
+      return peek_;
+    }
+    return Lex();
+  }
   // Returns the next token without consuming it (one token of look-ahead, cached).
-  const Token& Peek();
+  const Token& Peek() {
+    if (!has_peek_) {
+      peek_ = Lex();
+      has_peek_ = true;
+    }
+    return peek_;
+  }
 
   // Position of the next unread character, as a file offset.
   size_t offset() const { return base_ + pos_; }
   std::string_view text() const { return text_; }
   size_t base_offset() const { return base_; }
+  // Continues lexing at a file offset inside this lexer's text (drops a peeked token); for
+  // callers that recognised a stretch of text by other means (the layout cache).
+  void SkipTo(size_t file_offset) {
+    has_peek_ = false;
+    pos_ = file_offset - base_;
+  }
 
   // Raw scanning for attribute values: returns the text from the current position up to (not
-  // including) the first ',' or newline outside brackets, braces, parens and strings, or the end
-  // of a bracketed group that closes one we did not open. Leading blanks are skipped.
+  // including) the first ',', newline or // comment outside brackets, braces, parens and strings,
+  // or the end of a bracketed group that closes one we did not open. Leading blanks are skipped;
+  // strings and comments are stepped over whole, as the tokenizer sees them.
   std::string_view ScanRawValue();
   // Skips to the ')' that closes an already consumed '(' (constant payloads) and returns the text
-  // between. Returns false on an unbalanced input.
+  // between, stepping over strings and comments. Returns false on an unbalanced input.
   bool SkipBalancedParen(std::string_view& inside);
   // The first non-blank character after the peeked token, or '\0' at the end.
   char CharAfterPeek();
@@ -70,6 +89,10 @@ class Lexer {
 
  private:
   void SkipTrivia();
+  // Steps over the quoted string ("..." or '...'), /* comment */ or // comment that starts at the
+  // current position, as the tokenizer would; false when none starts here. Unterminated ones run
+  // to the end of the text.
+  bool SkipQuotedOrComment();
   // Moves back before a peeked token so character-level scanning starts at the right place.
   void UnreadPeek();
   Token Lex();

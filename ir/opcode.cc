@@ -1,9 +1,8 @@
 #include "ir/opcode.h"
 
-#include <algorithm>
 #include <array>
-#include <utility>
-#include <vector>
+
+#include "ir/name_table.h"
 
 namespace spmdsim::ir {
 namespace {
@@ -14,25 +13,17 @@ constexpr std::array kNames = {
 #undef SPMDSIM_OPCODE_NAME
 };
 
-// Sorted (name, opcode) pairs for binary search.
-const std::vector<std::pair<std::string_view, Opcode>>& SortedNames() {
-  static const auto* sorted = [] {
-    auto* v = new std::vector<std::pair<std::string_view, Opcode>>();
-    for (size_t i = 0; i < kNames.size(); ++i) v->emplace_back(kNames[i], static_cast<Opcode>(i));
-    std::sort(v->begin(), v->end());
-    return v;
-  }();
-  return *sorted;
-}
-
 }  // namespace
 
 Opcode OpcodeFromName(std::string_view name) {
-  const auto& sorted = SortedNames();
-  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
-                             [](const auto& entry, std::string_view n) { return entry.first < n; });
-  if (it != sorted.end() && it->first == name) return it->second;
-  return Opcode::kUnknown;
+  // Hashed, built once: one lookup per instruction (a binary search cost eight string compares).
+  static const NameTable<size_t>* const table = [] {
+    auto* t = new NameTable<size_t>();
+    for (size_t i = 0; i < kNames.size(); ++i) t->Insert(kNames[i], i + 1);
+    return t;
+  }();
+  const size_t found = table->Find(name);  // 0: absent
+  return found == 0 ? Opcode::kUnknown : static_cast<Opcode>(found - 1);
 }
 
 std::string_view OpcodeName(Opcode opcode) {

@@ -1,10 +1,10 @@
 #include "ir/parser.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "ir/attribute_parsers.h"
 #include "ir/lexer.h"
+#include "ir/name_table.h"
 #include "ir/token_reader.h"
 
 namespace spmdsim::ir {
@@ -52,7 +52,7 @@ class HloParser {
     module->name = reader_.ExpectIdentifier("a module name").text;
     while (reader_.Accept(TokenKind::kComma)) ParseModuleAttribute(*module);
     ParseStackFrameIndex(module->stack_frames);
-    computations_by_name_.clear();
+    computations_by_name_.Clear();
     pending_calls_.clear();
     int64_t next_id = 0;
     while (!reader_.PeekIs(TokenKind::kEof) && !reader_.PeekIsName("HloModule")) {
@@ -186,7 +186,7 @@ class HloParser {
     const Token name = reader_.ExpectIdentifier("a computation name");
     computation->name = name.text;
     computation->offset = name.offset;
-    if (!computations_by_name_.emplace(name.text, computation).second) {
+    if (!computations_by_name_.Insert(name.text, computation)) {
       reader_.Fail(name, "redefinition of computation '" + std::string(name.text) + "'");
     }
     if (reader_.Accept(TokenKind::kLparen)) {
@@ -217,16 +217,20 @@ class HloParser {
       module.entry = computation;
       computation->is_entry = true;
     }
-    instructions_by_name_.clear();
+    instructions_by_name_.Clear();
     pending_refs_.clear();
+    pending_parameters_.clear();
     while (!reader_.Accept(TokenKind::kRbrace)) {
-      if (reader_.PeekIs(TokenKind::kEof)) {
+      // The start of another computation or module cannot be an instruction: a '}' is missing.
+      if (reader_.PeekIs(TokenKind::kEof) || reader_.PeekIsName("ENTRY") ||
+          reader_.PeekIsName("HloModule")) {
         reader_.FailExpected("'}' closing computation '" + std::string(name.text) + "'",
                              reader_.Peek());
       }
       ParseInstruction(*computation, next_id);
     }
     if (computation->instructions.empty()) reader_.Fail(name, "computation has no instructions");
+    ResolveParameters(*computation);
     ResolveOperands(*computation);
     if (computation->root == nullptr) {
       computation->root = computation->instructions.back();  // as XLA does
@@ -252,7 +256,7 @@ class HloParser {
     }
     instr->name = name.text;
     instr->offset = name.offset;
-    if (!instructions_by_name_.emplace(name.text, instr).second) {
+    if (!instructions_by_name_.Insert(name.text, instr)) {
       reader_.Fail(name, "redefinition of '" + std::string(name.text) + "'");
     }
     reader_.Expect(TokenKind::kEqual, "'=' after the instruction name");
@@ -277,21 +281,21 @@ class HloParser {
         reader_.Fail(number, "parameter number out of range");
       }
       reader_.Expect(TokenKind::kRparen);
-      auto& params = computation.parameters;
-      const auto index = static_cast<size_t>(instr->parameter_number);
-      if (params.size() <= index) params.resize(index + 1, nullptr);
-      if (params[index] != nullptr) reader_.Fail(number, "duplicate parameter number");
-      params[index] = instr;
+      pending_parameters_.push_back({instr, number.offset});
     } else {
       ParseOperands(*instr);
     }
+    attribute_scratch_.clear();
     while (reader_.Accept(TokenKind::kComma)) ParseInstructionAttribute(*instr);
+    // Collected apart and copied once: one allocation of the exact size per instruction.
+    instr->attributes.assign(attribute_scratch_.begin(), attribute_scratch_.end());
     computation.instructions.push_back(instr);
   }
 
   // operand ::= [shape] name
   void ParseOperands(HloInstruction& instr) {
     if (reader_.Accept(TokenKind::kRparen)) return;
+    size_t count = 0;
     do {
       const Token& t = reader_.Peek();
       if (t.kind == TokenKind::kLparen ||
@@ -302,23 +306,30 @@ class HloParser {
       if (name.kind != TokenKind::kPercent && name.kind != TokenKind::kName) {
         reader_.FailExpected("an operand name", name);
       }
-      pending_refs_.push_back({&instr, instr.operands.size(), name.text, name.offset});
-      instr.operands.push_back(nullptr);
+      pending_refs_.push_back({&instr, count++, name.text, name.offset});
     } while (reader_.Accept(TokenKind::kComma));
     reader_.Expect(TokenKind::kRparen, "')' closing the operand list");
+    instr.operands.assign(count, nullptr);  // one allocation of the exact size
   }
 
   // attribute ::= name '=' value; value is scanned raw, then typed attributes are sub-parsed.
   void ParseInstructionAttribute(HloInstruction& instr) {
     const Token name = reader_.Next();
     if (name.kind != TokenKind::kName) reader_.FailExpected("an attribute name", name);
-    reader_.Expect(TokenKind::kEqual, "'=' after attribute '" + std::string(name.text) + "'");
+    if (!reader_.PeekIs(TokenKind::kEqual)) {  // the message is built only on failure
+      reader_.FailExpected("'=' after attribute '" + std::string(name.text) + "'", reader_.Peek());
+    }
+    reader_.Next();
+    if (name.text == "metadata" && reader_.PeekIs(TokenKind::kLbrace)) {
+      ParseMetadataAttribute(instr, name.text);
+      return;
+    }
     const size_t value_offset = lexer_.offset();
     const std::string_view value = lexer_.ScanRawValue();
     const size_t start = ValueStart(value, value_offset);
     if (value.empty())
       reader_.Fail(reader_.Peek(), "empty value for '" + std::string(name.text) + "'");
-    instr.attributes.push_back({name.text, value, start});
+    attribute_scratch_.push_back({name.text, value, start});
     const std::string_view key = name.text;
     if (key == "metadata") {
       Lexer sub(value, start);
@@ -375,18 +386,73 @@ class HloParser {
     }
   }
 
+  // Indexes the parameters by number. A number past the computation's instruction count cannot
+  // number this computation's parameters, and sizing the table by it would let one short line
+  // allocate megabytes.
+  void ResolveParameters(HloComputation& computation) {
+    const size_t count = computation.instructions.size();
+    auto& params = computation.parameters;
+    for (const auto& [instr, offset] : pending_parameters_) {
+      const auto index = static_cast<size_t>(instr->parameter_number);
+      if (index >= count) {
+        throw ParseError{offset, "parameter number " + std::to_string(index) +
+                                     " out of range: computation '" +
+                                     std::string(computation.name) + "' has " +
+                                     std::to_string(count) + " instructions"};
+      }
+      if (params.size() <= index) params.resize(index + 1, nullptr);
+      if (params[index] != nullptr) throw ParseError{offset, "duplicate parameter number"};
+      params[index] = instr;
+    }
+  }
+
+  // metadata={...} straight from the token stream: metadata is over half of a dump's text, so
+  // it is not scanned raw first and lexed again as other typed attributes are. The value must end
+  // where a raw scan would have ended it: at a ',' or the end of the line.
+  void ParseMetadataAttribute(HloInstruction& instr, std::string_view key) {
+    const size_t start = reader_.Peek().offset;
+    instr.metadata = ParseMetadata(reader_, {});
+    const std::string_view value = lexer_.text().substr(start, lexer_.offset() - start);
+    instr.metadata.raw = value;
+    if (!lexer_.AtEndOfLine() && !reader_.PeekIs(TokenKind::kComma)) {
+      reader_.FailExpected("end of the attribute value", reader_.Peek());
+    }
+    attribute_scratch_.push_back({key, value, start});
+    if (instr.metadata.source_file.empty() && instr.metadata.stack_frame_id > 0) {
+      module_->stack_frames.Resolve(instr.metadata.stack_frame_id, instr.metadata.source_file,
+                                    instr.metadata.source_line);
+    }
+  }
+
   void ResolveOperands(HloComputation& computation) {
     for (const PendingRef& ref : pending_refs_) {
-      auto it = instructions_by_name_.find(ref.name);
-      if (it == instructions_by_name_.end()) {
+      HloInstruction* const target = instructions_by_name_.Find(ref.name);
+      if (target == nullptr) {
         throw ParseError{ref.offset, "'" + std::string(ref.name) + "' is not defined in '" +
                                          std::string(computation.name) + "'"};
       }
       if (ref.index == SIZE_MAX) {
-        ref.instruction->control_predecessors.push_back(it->second);
+        ref.instruction->control_predecessors.push_back(target);
       } else {
-        ref.instruction->operands[ref.index] = it->second;
+        ref.instruction->operands[ref.index] = target;
       }
+    }
+    // Users in two passes, counting first, so each list is allocated once at its exact size.
+    // Instruction ids are consecutive within a computation.
+    const int64_t first_id = computation.instructions.front()->id;
+    user_counts_.assign(computation.instructions.size(), 0);
+    last_user_.assign(computation.instructions.size(), -1);
+    for (HloInstruction* instr : computation.instructions) {
+      for (HloInstruction* operand : instr->operands) {
+        const auto local = static_cast<size_t>(operand->id - first_id);
+        if (last_user_[local] != instr->id) {
+          last_user_[local] = instr->id;
+          ++user_counts_[local];
+        }
+      }
+    }
+    for (HloInstruction* instr : computation.instructions) {
+      instr->users.reserve(user_counts_[static_cast<size_t>(instr->id - first_id)]);
     }
     for (HloInstruction* instr : computation.instructions) {
       for (HloInstruction* operand : instr->operands) {
@@ -401,13 +467,13 @@ class HloParser {
 
   void ResolveCalls() {
     for (const PendingCall& call : pending_calls_) {
-      auto it = computations_by_name_.find(call.name);
-      if (it == computations_by_name_.end()) {
+      HloComputation* const callee = computations_by_name_.Find(call.name);
+      if (callee == nullptr) {
         throw ParseError{call.offset,
                          "computation '" + std::string(call.name) + "' is not defined"};
       }
-      call.instruction->called_computations[call.index].computation = it->second;
-      auto& callers = it->second->callers;
+      call.instruction->called_computations[call.index].computation = callee;
+      auto& callers = callee->callers;
       if (callers.empty() || callers.back() != call.instruction) {
         callers.push_back(call.instruction);
       }
@@ -454,10 +520,14 @@ class HloParser {
   Lexer lexer_;
   TokenReader reader_;
   HloModule* module_ = nullptr;
-  std::unordered_map<std::string_view, HloComputation*> computations_by_name_;
-  std::unordered_map<std::string_view, HloInstruction*> instructions_by_name_;
+  NameTable<HloComputation*> computations_by_name_;
+  NameTable<HloInstruction*> instructions_by_name_;
   std::vector<PendingRef> pending_refs_;
+  std::vector<Attribute> attribute_scratch_;  // the attributes of the instruction being parsed
+  std::vector<uint32_t> user_counts_;         // per instruction of the computation, by local id
+  std::vector<int64_t> last_user_;
   std::vector<PendingCall> pending_calls_;
+  std::vector<std::pair<HloInstruction*, size_t>> pending_parameters_;  // and the number's offset
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "ir/name_table.h"
+
 namespace spmdsim::ir {
 namespace {
 
@@ -53,10 +55,18 @@ const TypeInfo& Info(PrimitiveType type) { return kTypes[static_cast<size_t>(typ
 }  // namespace
 
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.name == name && info.type != PrimitiveType::kTuple) return info.type;
-  }
-  return std::nullopt;
+  // Hashed, built once: the parser looks up a type per shape, and a linear scan of
+  // same-length names ("s32", "u32", "f16", ...) cost a tenth of the parse.
+  static const NameTable<int>* const table = [] {
+    auto* t = new NameTable<int>();
+    for (const TypeInfo& info : kTypes) {
+      if (info.type != PrimitiveType::kTuple) t->Insert(info.name, static_cast<int>(info.type) + 1);
+    }
+    return t;
+  }();
+  const int found = table->Find(name);  // 0: absent
+  if (found == 0) return std::nullopt;
+  return static_cast<PrimitiveType>(found - 1);
 }
 
 std::string_view PrimitiveTypeName(PrimitiveType type) { return Info(type).name; }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace spmdsim::ir {
 
 namespace {
@@ -11,6 +13,13 @@ namespace {
 std::vector<std::vector<int64_t>> ExpandMesh(const MeshAxesGroups& mesh) {
   int64_t total = 1;
   for (const auto& [name, size] : mesh.axes) total *= size;
+  std::vector<int64_t> device_ids = mesh.device_ids;
+  if (!mesh.device_iota.reshape_dims.empty()) {
+    auto ids = ExpandIota(mesh.device_iota);
+    if (!ids) return {};
+    device_ids = std::move(*ids);
+  }
+  if (!device_ids.empty() && static_cast<int64_t>(device_ids.size()) != total) return {};
   // For every group axis ref: mesh axis index, stride of its part inside the axis, part size.
   struct Part {
     size_t axis;
@@ -31,6 +40,11 @@ std::vector<std::vector<int64_t>> ExpandMesh(const MeshAxesGroups& mesh) {
   }
   int64_t group_size = 1;
   for (const Part& p : parts) group_size *= p.size;
+  // Parts are taken out of an axis coordinate from the most major down, so that taking one out
+  // leaves the strides of the ones below it unchanged.
+  std::vector<Part> removal = parts;
+  std::stable_sort(removal.begin(), removal.end(),
+                   [](const Part& a, const Part& b) { return a.inner > b.inner; });
   if (group_size <= 0 || total % group_size != 0) return {};
   const int64_t num_groups = total / group_size;
   std::vector<std::vector<int64_t>> groups(static_cast<size_t>(num_groups));
@@ -48,6 +62,8 @@ std::vector<std::vector<int64_t>> ExpandMesh(const MeshAxesGroups& mesh) {
     for (const Part& p : parts) {
       const int64_t digit = (coords[p.axis] / p.inner) % p.size;
       position = position * p.size + digit;
+    }
+    for (const Part& p : removal) {
       // Remove the part from the axis coordinate: keep the digits above and below it.
       const int64_t c = outside[p.axis];
       outside[p.axis] = (c / (p.inner * p.size)) * p.inner + c % p.inner;
@@ -61,13 +77,28 @@ std::vector<std::vector<int64_t>> ExpandMesh(const MeshAxesGroups& mesh) {
       }
       group = group * extent + outside[a];
     }
-    const int64_t device =
-        mesh.device_ids.empty() ? index : mesh.device_ids[static_cast<size_t>(index)];
+    const int64_t device = device_ids.empty() ? index : device_ids[static_cast<size_t>(index)];
+    if (group < 0 || group >= num_groups) return {};  // refs overlap: not a partition
     auto& g = groups[static_cast<size_t>(group)];
     if (g.size() <= static_cast<size_t>(position)) g.resize(static_cast<size_t>(position) + 1, -1);
     g[static_cast<size_t>(position)] = device;
   }
   return groups;
+}
+
+// An axis name in quotes that give it back unchanged when lexed: the text of a quoted token keeps
+// its escapes, so it needs a quote character that does not occur in it unescaped.
+std::string QuoteAxis(std::string_view name) {
+  bool has_single = false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '\\') {
+      ++i;
+    } else if (name[i] == '\'') {
+      has_single = true;
+    }
+  }
+  const char quote = has_single ? '"' : '\'';
+  return quote + std::string(name) + quote;
 }
 
 }  // namespace
@@ -121,7 +152,7 @@ std::string ReplicaGroups::ToString() const {
     std::string out = "mesh[";
     for (size_t i = 0; i < mesh.axes.size(); ++i) {
       if (i) out += ",";
-      out += fmt::format("'{}'={}", mesh.axes[i].first, mesh.axes[i].second);
+      out += QuoteAxis(mesh.axes[i].first) + "=" + std::to_string(mesh.axes[i].second);
     }
     out += "]";
     if (!mesh.device_ids_text.empty()) out += ", device_ids=(" + mesh.device_ids_text + ")";
@@ -129,7 +160,7 @@ std::string ReplicaGroups::ToString() const {
     for (size_t i = 0; i < mesh.group_axes.size(); ++i) {
       if (i) out += ",";
       const MeshAxisRef& ref = mesh.group_axes[i];
-      out += fmt::format("'{}'", ref.name);
+      out += QuoteAxis(ref.name);
       if (ref.pre_size != 0) out += fmt::format(":({}){}", ref.pre_size, ref.size);
     }
     return out + "}";

@@ -32,7 +32,8 @@ struct MeshAxisRef {
 
 struct MeshAxesGroups {
   std::vector<std::pair<std::string, int64_t>> axes;  // mesh axes, major to minor
-  std::vector<int64_t> device_ids;                    // empty = iota
+  std::vector<int64_t> device_ids;                    // explicit ids; empty = iota
+  IotaList device_iota;                               // device_ids=([8]<=[4,2]T(1,0)) form
   std::string device_ids_text;                        // as written inside device_ids=(...)
   std::vector<MeshAxisRef> group_axes;                // the axes a group spans
   bool operator==(const MeshAxesGroups&) const = default;

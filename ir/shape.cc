@@ -26,6 +26,11 @@ Shape Shape::Token() {
   return shape;
 }
 
+const Layout& Shape::EmptyLayout() {
+  static const Layout empty;
+  return empty;
+}
+
 int64_t Shape::ElementCount() const {
   if (!IsArray()) return 0;
   int64_t count = 1;
@@ -45,7 +50,7 @@ int64_t ArrayBytes(int64_t elements, PrimitiveType type, int64_t element_size_in
 int64_t Shape::ByteSize() const {
   if (IsTuple()) return kPointerSize * static_cast<int64_t>(tuple_.size());
   if (!IsArray()) return 0;
-  int64_t bytes = ArrayBytes(ElementCount(), element_type_, layout_.element_size_in_bits);
+  int64_t bytes = ArrayBytes(ElementCount(), element_type_, layout().element_size_in_bits);
   // Dynamic arrays carry one s32 of size metadata per dimension after the data (CPU/GPU).
   if (!dynamic_.empty()) bytes = SaturatingAdd(bytes, 4 * rank());
   return bytes;
@@ -144,7 +149,7 @@ bool Shape::operator==(const Shape& other) const {
   };
   return element_type_ == other.element_type_ && dims_ == other.dims_ &&
          dynamic_dims(*this) == dynamic_dims(other) && has_layout_ == other.has_layout_ &&
-         (!has_layout_ || layout_ == other.layout_) && tuple_ == other.tuple_;
+         (!has_layout_ || layout() == other.layout()) && tuple_ == other.tuple_;
 }
 
 }  // namespace spmdsim::ir

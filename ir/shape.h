@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,8 @@ class Shape {
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
   bool IsDynamicDim(size_t i) const { return i < dynamic_.size() && dynamic_[i]; }
   bool HasLayout() const { return has_layout_; }
-  const Layout& layout() const { return layout_; }
+  // The layout; an empty one when HasLayout() is false.
+  const Layout& layout() const { return layout_ ? *layout_ : EmptyLayout(); }
   const std::vector<Shape>& tuple_shapes() const { return tuple_; }
 
   // Elements of an array (bounds for dynamic dims); 0 for tuple/token.
@@ -77,17 +79,22 @@ class Shape {
   std::vector<int64_t>& mutable_dims() { return dims_; }
   std::vector<bool>& mutable_dynamic() { return dynamic_; }
   std::vector<Shape>& mutable_tuple_shapes() { return tuple_; }
-  void set_layout(Layout layout) {
+  void set_layout(Layout layout) { set_layout(std::make_shared<const Layout>(std::move(layout))); }
+  // Shares one immutable layout between shapes (the parser gives every "{1,0}" the same one).
+  void set_layout(std::shared_ptr<const Layout> layout) {
     layout_ = std::move(layout);
-    has_layout_ = true;
+    has_layout_ = layout_ != nullptr;
   }
 
  private:
+  static const Layout& EmptyLayout();
+
   PrimitiveType element_type_ = PrimitiveType::kTuple;
+  bool has_layout_ = false;
   std::vector<int64_t> dims_;
   std::vector<bool> dynamic_;  // empty when no dim is dynamic
-  bool has_layout_ = false;
-  Layout layout_;
+  // Layouts are few and shared: a pointer keeps Shape (one per instruction) small.
+  std::shared_ptr<const Layout> layout_;
   std::vector<Shape> tuple_;
 };
 

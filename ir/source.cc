@@ -25,6 +25,16 @@ std::string_view SourceBuffer::LineAt(size_t offset) const {
 
 Diagnostic MakeDiagnostic(const SourceBuffer& source, size_t offset, Severity severity,
                           std::string message) {
+  // An error at the end of input points just past the last non-blank character, so that the
+  // line shown is the one left unfinished rather than an empty last line.
+  const std::string_view text = source.text();
+  if (offset >= text.size()) {
+    offset = text.size();
+    while (offset > 0 && (text[offset - 1] == ' ' || text[offset - 1] == '\t' ||
+                          text[offset - 1] == '\r' || text[offset - 1] == '\n')) {
+      --offset;
+    }
+  }
   Diagnostic d;
   d.severity = severity;
   d.file = source.name();
@@ -40,17 +50,35 @@ Diagnostic MakeDiagnostic(const SourceBuffer& source, size_t offset, Severity se
     return d;
   }
   const size_t from = col > kMaxShown / 2 ? col - kMaxShown / 2 : 0;
-  d.source_line = (from > 0 ? "..." : "") + std::string(line.substr(from, kMaxShown)) + "...";
+  d.source_line = (from > 0 ? "..." : "") + std::string(line.substr(from, kMaxShown)) +
+                  (from + kMaxShown < line.size() ? "..." : "");
   d.caret_col = static_cast<int>(col - from + (from > 0 ? 3 : 0) + 1);
   return d;
 }
 
+namespace {
+
+// Control characters (binary input) shown as '?', so a diagnostic never drives the terminal; a
+// tab becomes a space so the caret lines up.
+std::string Printable(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c == '\t') {
+      c = ' ';
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      c = '?';
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Diagnostic::ToString() const {
   std::string out = file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " +
-                    (severity == Severity::kError ? "error: " : "warning: ") + message;
+                    (severity == Severity::kError ? "error: " : "warning: ") + Printable(message);
   if (source_line.empty()) return out;
-  std::string shown = source_line;
-  std::replace(shown.begin(), shown.end(), '\t', ' ');
+  const std::string shown = Printable(source_line);
   const size_t caret = static_cast<size_t>(caret_col > 0 ? caret_col : 1);
   out += "\n  " + shown + "\n  " + std::string(caret - 1, ' ') + "^";
   return out;

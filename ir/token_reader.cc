@@ -8,8 +8,13 @@ std::string DescribeToken(const Token& token) {
   switch (token.kind) {
     case TokenKind::kEof:
       return "end of input";
-    case TokenKind::kError:
-      return token.text.size() == 1 ? "'" + std::string(token.text) + "'" : std::string(token.text);
+    case TokenKind::kError: {
+      if (token.text.size() != 1) return std::string(token.text);  // "unterminated string"
+      const auto c = static_cast<unsigned char>(token.text[0]);
+      if (c >= 0x20 && c < 0x7f) return "'" + std::string(token.text) + "'";
+      static constexpr char kHex[] = "0123456789abcdef";
+      return std::string("byte 0x") + kHex[c >> 4] + kHex[c & 15];  // binary input
+    }
     case TokenKind::kName:
     case TokenKind::kInt:
     case TokenKind::kNumber:
@@ -30,24 +35,12 @@ bool ParseInt64(std::string_view text, int64_t& value) {
   return ec == std::errc() && ptr == end;
 }
 
-bool TokenReader::Accept(TokenKind kind) {
-  if (lexer_.Peek().kind != kind) return false;
-  lexer_.Next();
-  return true;
-}
-
 void TokenReader::Fail(const Token& at, std::string message) {
   throw ParseError{at.offset, std::move(message)};
 }
 
 void TokenReader::FailExpected(std::string_view what, const Token& got) {
   Fail(got, "expected " + std::string(what) + ", got " + DescribeToken(got));
-}
-
-Token TokenReader::Expect(TokenKind kind, std::string_view what) {
-  Token token = lexer_.Next();
-  if (token.kind != kind) FailExpected(what.empty() ? TokenKindName(kind) : what, token);
-  return token;
 }
 
 void TokenReader::ExpectName(std::string_view text) {

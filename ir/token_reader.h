@@ -27,11 +27,19 @@ class TokenReader {
     const Token& t = lexer_.Peek();
     return t.kind == TokenKind::kName && t.text == text;
   }
-  // Consumes the next token when it has this kind.
-  bool Accept(TokenKind kind);
+  // Consumes the next token when it has this kind. (Inline, with Expect: they run per token.)
+  bool Accept(TokenKind kind) {
+    if (lexer_.Peek().kind != kind) return false;
+    lexer_.Next();
+    return true;
+  }
 
   // Consumes a token of this kind or throws "expected <what>, got <token>".
-  Token Expect(TokenKind kind, std::string_view what = {});
+  Token Expect(TokenKind kind, std::string_view what = {}) {
+    Token token = lexer_.Next();
+    if (token.kind != kind) FailExpected(what.empty() ? TokenKindName(kind) : what, token);
+    return token;
+  }
   void ExpectName(std::string_view text);
   // A name, a %name, or (as identifiers may be numbers in old dumps) an integer.
   Token ExpectIdentifier(std::string_view what);

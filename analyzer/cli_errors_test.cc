@@ -1,0 +1,243 @@
+// Runs the built `spmdsim stats` (SPMDSIM_BINARY) on bad input and checks what a user sees: the
+// exit code (3: input that cannot be parsed, 2: usage or I/O error, 0: only warnings), the
+// "file:line:col: error: ..." line with the offending source line and a caret, and that nothing
+// crashes or hangs.
+//
+// Golden-style: every input under testdata/malformed/ (each a real dump excerpt broken one way)
+// has <input>.expected beside it holding "exit N" and the first stderr line.
+// tools/regen_malformed_expected.sh rewrites those files from the binary; review the diff.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The repository root; the binary runs there so that paths in its messages are relative
+// ("testdata/malformed/x.hlo:3:7: error: ..."), as in the .expected files.
+const fs::path kRepo = fs::path(SPMDSIM_TESTDATA_DIR).parent_path();
+const fs::path kMalformed = fs::path(SPMDSIM_TESTDATA_DIR) / "malformed";
+
+// Longest a run may take before it counts as a hang (each input parses in milliseconds).
+constexpr auto kHangLimit = std::chrono::seconds(60);
+
+struct RunResult {
+  int exit_code = -1;  // -1 when the process did not exit normally
+  int signal = 0;      // the signal that ended it, if one did
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Runs spmdsim with `args` in the repository root, stdout and stderr captured to files.
+RunResult RunSpmdsim(const std::vector<std::string>& args) {
+  char dir_template[] = "/tmp/spmdsim_cli_errors_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  REQUIRE(dir != nullptr);
+  const std::string out_path = std::string(dir) + "/out";
+  const std::string err_path = std::string(dir) + "/err";
+  std::vector<std::string> argv_storage = {SPMDSIM_BINARY};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out_fd < 0 || err_fd < 0 || chdir(kRepo.c_str()) != 0 || dup2(out_fd, 1) < 0 ||
+        dup2(err_fd, 2) < 0) {
+      _exit(127);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  RunResult result;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kHangLimit;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.out = ReadAll(out_path);
+  result.err = ReadAll(err_path);
+  fs::remove_all(dir);
+  return result;
+}
+
+// Every input of testdata/malformed/ (files and directories), by name.
+std::vector<std::string> MalformedInputs() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(kMalformed)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".expected") || name == "README.md") continue;
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct Expected {
+  int exit_code = -1;
+  std::string first_line;
+};
+
+Expected ReadExpected(const std::string& name) {
+  std::ifstream in(kMalformed / (name + ".expected"));
+  REQUIRE(in.good());
+  Expected expected;
+  std::string exit_line;
+  std::getline(in, exit_line);
+  REQUIRE(exit_line.rfind("exit ", 0) == 0);
+  expected.exit_code = std::stoi(exit_line.substr(5));
+  std::getline(in, expected.first_line);
+  return expected;
+}
+
+// Inputs whose error is a syntax error: the message must say what the parser expected there.
+const char* const kSyntaxErrors[] = {
+    "binary_garbage.hlo",         "empty.hlo",
+    "header_then_garbage.hlo",    "truncated_mid_instruction.hlo",
+    "truncated_operands.hlo",     "truncated_shape.hlo",
+    "unbalanced_brace_extra.hlo", "unbalanced_brace_missing.hlo",
+    "unclosed_module.hlo",        "unknown_type_f33.hlo",
+    "unterminated_comment.hlo",   "unterminated_string.hlo",
+};
+
+TEST_CASE("every malformed input gets its expected exit code and message, and no crash") {
+  const std::vector<std::string> names = MalformedInputs();
+  REQUIRE(names.size() >= 30);
+  const std::regex parse_error(R"(^testdata/malformed/[^:]+:[0-9]+:[0-9]+: error: .+)");
+  for (const std::string& name : names) {
+    const std::string path = "testdata/malformed/" + name;
+    const RunResult run = RunSpmdsim({"stats", path});
+    INFO(path << "\n--- stderr ---\n" << run.err);
+    CHECK_FALSE(run.timed_out);
+    CHECK(run.signal == 0);
+    const Expected expected = ReadExpected(name);
+    CHECK(run.exit_code == expected.exit_code);
+    CHECK(FirstLine(run.err) == expected.first_line);
+    if (run.exit_code == 3) {
+      // file:line:col: error: message, then the source line and a caret under the column.
+      CHECK(std::regex_match(FirstLine(run.err), parse_error));
+      CHECK(FirstLine(run.err).rfind(path + ":", 0) == 0);
+      if (name != "empty.hlo") {  // an empty file has no line to show
+        const std::string rest = run.err.substr(run.err.find('\n') + 1);
+        const std::string caret_line = rest.substr(rest.find('\n') + 1);
+        CHECK(caret_line.find('^') != std::string::npos);
+      }
+      CHECK(run.out.empty());
+    } else if (run.exit_code == 2) {
+      CHECK(FirstLine(run.err).rfind(path + ": error: ", 0) == 0);
+      CHECK(run.out.empty());
+    } else {
+      CHECK(run.exit_code == 0);  // warnings only: the report is still written
+      CHECK_FALSE(run.out.empty());
+    }
+  }
+}
+
+TEST_CASE("syntax errors name what the parser expected") {
+  for (const char* name : kSyntaxErrors) {
+    const std::string first_line = ReadExpected(name).first_line;
+    INFO(name << ": " << first_line);
+    CHECK(first_line.find(": error: ") != std::string::npos);
+    CHECK(first_line.find("expected") != std::string::npos);
+  }
+}
+
+TEST_CASE("a missing input file is an I/O error, exit 2") {
+  const RunResult run = RunSpmdsim({"stats", "testdata/malformed/no_such_file.hlo"});
+  CHECK(run.signal == 0);
+  CHECK(run.exit_code == 2);
+  CHECK(FirstLine(run.err) ==
+        "testdata/malformed/no_such_file.hlo: error: no such file or directory");
+  CHECK(run.out.empty());
+}
+
+TEST_CASE("bad flags and subcommands are usage errors, exit 2") {
+  const std::vector<std::vector<std::string>> bad = {
+      {"stats", "--frobnicate", "testdata/malformed/empty.hlo"},
+      {"stats", "--format", "xml", "testdata/malformed/unknown_opcode.hlo"},
+      {"stats", "--module"},
+      {"frobnicate"},
+  };
+  for (const auto& args : bad) {
+    const RunResult run = RunSpmdsim(args);
+    INFO(args.back() << "\n--- stderr ---\n" << run.err);
+    CHECK(run.signal == 0);
+    CHECK(run.exit_code == 2);
+    CHECK_FALSE(run.err.empty());
+  }
+}
+
+TEST_CASE("an unknown opcode only warns: exit 0, the report counts it") {
+  const RunResult run =
+      RunSpmdsim({"stats", "--format", "json", "testdata/malformed/unknown_opcode.hlo"});
+  CHECK(run.exit_code == 0);
+  CHECK(FirstLine(run.err).rfind("testdata/malformed/unknown_opcode.hlo:", 0) == 0);
+  CHECK(FirstLine(run.err).find(": warning: unknown opcode 'frobnicate'") != std::string::npos);
+  const auto report = nlohmann::json::parse(run.out);
+  const auto& stats = report.at("modules").at(0).at("stats");
+  CHECK(stats.at("instructions_by_opcode").at("frobnicate") == 1);
+  CHECK(stats.at("instruction_count") == 6);
+  CHECK(stats.at("warnings") == 1);
+}
+
+TEST_CASE("an unknown attribute is kept verbatim and printed back, without a diagnostic") {
+  const RunResult run = RunSpmdsim({"stats", "testdata/malformed/unknown_attribute.hlo"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.err.empty());
+
+  const std::string text = ReadAll(kMalformed / "unknown_attribute.hlo");
+  const ir::ParseResult parsed =
+      ir::ParseHloText(std::make_shared<ir::SourceBuffer>("unknown_attribute.hlo", text));
+  REQUIRE(parsed.ok());
+  const ir::HloInstruction* all_reduce = parsed.modules.at(0)->entry->root;
+  REQUIRE(all_reduce->name == "all-reduce.31");
+  CHECK(all_reduce->FindAttribute("frobnicate_level") == "{3, {4}}");
+  CHECK(ir::PrintInstruction(*all_reduce).find(", frobnicate_level={3, {4}}") != std::string::npos);
+  // Known attributes around it are still parsed.
+  CHECK(all_reduce->use_global_device_ids);
+  CHECK(all_reduce->Called("to_apply")->name == "region_87.88.clone");
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

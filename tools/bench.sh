@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Parser and analysis speed on a >= 100 MB HLO module, side by side with md5sum of the same file
+# and XLA's own HLO text parser (through the pinned jaxlib), on one core (taskset -c 0).
+#
+#   tools/bench.sh                         # build, generate the module if missing, print the table
+#   tools/bench.sh --command stats --command "analyze --json"   # time these subcommands end to end
+#   tools/bench.sh --write-doc             # also rewrite docs/BENCHMARKS.md from this run
+#
+# Options: --module FILE (default build-bench/big_module.txt, made by tools/make_big_module.py),
+# --reps N (best of N; default 3), --no-xla, --no-build, --write-doc.
+#
+# Figures: "cpu s" is user+sys CPU time of the process (what one core spends; steady when other
+# work shares the machine), "wall s" the elapsed time; MB/s is 10^6 bytes of text per CPU second.
+# Peak RSS is /usr/bin/time's %M of a run that does the work once. The targets (docs/BENCHMARKS.md):
+# parse >= 200 MB/s, >= 10x XLA's parser, peak RSS < 3x the file size.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+build="$repo/build-bench"
+module="$build/big_module.txt"
+reps=3
+xla=1
+do_build=1
+write_doc=0
+commands=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --module) module="$2"; shift 2 ;;
+    --reps) reps="$2"; shift 2 ;;
+    --command) commands+=("$2"); shift 2 ;;
+    --no-xla) xla=0; shift ;;
+    --no-build) do_build=0; shift ;;
+    --write-doc) write_doc=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ ${#commands[@]} -gt 0 ]] || commands=("stats")
+
+if [[ ! -x /usr/bin/time ]]; then
+  if command -v apt-get >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]]; then
+    echo "bench.sh: installing GNU time" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+  else
+    echo "bench.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2
+  fi
+fi
+pin=()
+command -v taskset >/dev/null 2>&1 && pin=(taskset -c 0)
+
+if [[ $do_build == 1 ]]; then
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C "$build" spmdsim spmdsim_bench_parse >/dev/null
+fi
+spmdsim="$build/analyzer/spmdsim"
+bench_parse="$build/tools/spmdsim_bench_parse"
+if [[ ! -f "$module" ]]; then
+  python3 "$here/make_big_module.py" --output "$module" >&2
+fi
+
+bytes=$(stat -c %s "$module")
+mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/spmdsim_bench.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+# timed LABEL CMD...: runs CMD reps times under /usr/bin/time; sets best_cpu, best_wall (seconds)
+# and rss_kb (the largest peak RSS), and rc (the last exit status).
+timed() {
+  local label="$1"; shift
+  best_cpu=""; best_wall=""; rss_kb=0; rc=0
+  for ((i = 0; i < reps; ++i)); do
+    set +e
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/$label.time" "${pin[@]}" "$@" >"$tmp/$label.out" 2>"$tmp/$label.err"
+    rc=$?
+    set -e
+    read -r wall user sys rss <"$tmp/$label.time"
+    local cpu
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
+    if [[ -z "$best_cpu" ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then
+      best_cpu=$cpu
+    fi
+    if [[ -z "$best_wall" ]] || awk -v a="$wall" -v b="$best_wall" 'BEGIN { exit !(a < b) }'; then
+      best_wall=$wall
+    fi
+    if (( rss > rss_kb )); then rss_kb=$rss; fi
+  done
+}
+
+rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { if (s > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
+rss_mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k * 1024 / 1e6 }'; }
+rss_x() { awk -v k="$1" -v b="$bytes" 'BEGIN { printf "%.2f", k * 1024 / b }'; }
+
+rows=()   # "name|cpu s|wall s|MB/s|peak RSS MB|RSS / file|note"
+
+# md5sum: the floor for reading the bytes once.
+timed md5 md5sum "$module"
+rows+=("md5sum|$best_cpu|$best_wall|$(rate "$best_cpu")|$(rss_mb "$rss_kb")|$(rss_x "$rss_kb")|reads the file once")
+md5_rate=$(rate "$best_cpu")
+
+# spmdsim's parser alone: best of reps parses inside one process, then one parse for peak RSS.
+"${pin[@]}" "$bench_parse" "$module" --reps "$reps" >"$tmp/parse.out"
+kv() { sed -n 's/.*[[:space:]]'"$1"'=\([^[:space:]]*\).*/\1/p' "$tmp/parse.out"; }
+instructions=$(kv instructions)
+parse_cpu=$(kv parse_cpu_s); parse_wall=$(kv parse_wall_s)
+read_parse_cpu=$(kv read_parse_cpu_s); read_parse_wall=$(kv read_parse_wall_s)
+reps_saved=$reps; reps=1
+timed parse_rss "$bench_parse" "$module" --reps 1
+reps=$reps_saved
+parse_rss_kb=$rss_kb
+parse_rate=$(rate "$parse_cpu")
+rows+=("spmdsim parse (text in memory)|$parse_cpu|$parse_wall|$parse_rate|-|-|spmdsim_bench_parse, best of $reps")
+rows+=("spmdsim read+parse|$read_parse_cpu|$read_parse_wall|$(rate "$read_parse_cpu")|$(rss_mb "$parse_rss_kb")|$(rss_x "$parse_rss_kb")|peak RSS: text + IR")
+
+# spmdsim subcommands end to end (start, read, parse, analyse, print, exit).
+per_minstr() { awk -v s="$1" -v n="$instructions" 'BEGIN { printf "%.3f", s / (n / 1e6) }'; }
+cmd_lines=()
+for c in "${commands[@]}"; do
+  read -r -a words <<<"$c"
+  timed cmd "$spmdsim" "${words[@]}" "$module"
+  note="$(per_minstr "$best_cpu") cpu s per M instructions"
+  [[ $rc == 0 ]] || note="exit $rc: $(head -c 120 "$tmp/cmd.err" | tr '\n' ' ')"
+  rows+=("spmdsim $c (end to end)|$best_cpu|$best_wall|$(rate "$best_cpu")|$(rss_mb "$rss_kb")|$(rss_x "$rss_kb")|$note")
+done
+
+# XLA's parser: jaxlib exposes it as jax._src.lib.hlo.hlo_module_from_text (a nanobind binding of
+# ParseAndReturnUnverifiedModule). Timed inside Python around that call only; peak RSS of the
+# process, and of the same process without the parse (Python + jaxlib + the text) for the delta.
+xla_rate=""
+if [[ $xla == 1 ]]; then
+  if "$here/setup_python.sh" >&2 && [[ -x "$repo/.venv/bin/python" ]]; then
+    cat >"$tmp/xla.py" <<'PY'
+import sys, time
+from jax._src.lib import hlo
+path, reps, parse = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+with open(path) as f:
+    text = f.read()
+best_cpu = best_wall = float("inf")
+for _ in range(reps if parse else 0):
+    c0, w0 = time.process_time(), time.perf_counter()
+    module = hlo.hlo_module_from_text(text)
+    c1, w1 = time.process_time(), time.perf_counter()
+    best_cpu, best_wall = min(best_cpu, c1 - c0), min(best_wall, w1 - w0)
+    del module
+print("xla cpu_s=%.3f wall_s=%.3f" % (best_cpu, best_wall))
+PY
+    py="$repo/.venv/bin/python"
+    "${pin[@]}" "$py" "$tmp/xla.py" "$module" "$reps" 1 >"$tmp/xla.out" 2>"$tmp/xla.err" || true
+    xla_cpu=$(sed -n 's/.*cpu_s=\([^ ]*\).*/\1/p' "$tmp/xla.out")
+    xla_wall=$(sed -n 's/.*wall_s=\([^ ]*\).*/\1/p' "$tmp/xla.out")
+    if [[ -n "$xla_cpu" && "$xla_cpu" != "inf" ]]; then
+      reps_saved=$reps; reps=1
+      timed xla_rss "$py" "$tmp/xla.py" "$module" 1 1
+      xla_rss_kb=$rss_kb
+      timed xla_base "$py" "$tmp/xla.py" "$module" 1 0
+      xla_base_kb=$rss_kb
+      reps=$reps_saved
+      xla_rate=$(rate "$xla_cpu")
+      delta_kb=$((xla_rss_kb - xla_base_kb))
+      rows+=("XLA hlo_module_from_text (jaxlib $("$py" -c 'import jaxlib; print(jaxlib.__version__)'))|$xla_cpu|$xla_wall|$xla_rate|$(rss_mb "$xla_rss_kb")|$(rss_x "$xla_rss_kb")|parse adds $(rss_mb "$delta_kb") MB ($(rss_x "$delta_kb")x) over Python+jaxlib+text ($(rss_mb "$xla_base_kb") MB)")
+    else
+      rows+=("XLA hlo_module_from_text|-|-|-|-|-|failed: $(head -c 160 "$tmp/xla.err" | tr '\n' ' ')")
+    fi
+  else
+    rows+=("XLA hlo_module_from_text|-|-|-|-|-|skipped: tools/setup_python.sh failed")
+  fi
+fi
+
+# The table, as Markdown (it reads as text too).
+table="$tmp/table.md"
+{
+  echo "| | cpu s | wall s | MB/s | peak RSS MB | RSS / file | |"
+  echo "|---|---:|---:|---:|---:|---:|---|"
+  for r in "${rows[@]}"; do echo "| ${r} |"; done
+} >"$table"
+
+vs() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.1f", a / b; else print "-" }'; }
+verdict() { awk -v v="$1" -v t="$2" -v le="${3:-0}" 'BEGIN { if (v == "-" || v == "") print "n/a"; else if ((le && v + 0 < t + 0) || (!le && v + 0 >= t + 0)) print "met"; else print "NOT met" }'; }
+summary="$tmp/summary.md"
+{
+  x_xla=$(vs "$parse_rate" "$xla_rate")
+  x_rss=$(rss_x "$parse_rss_kb")
+  echo "- parse: $parse_rate MB/s on one core; target >= 200 MB/s: $(verdict "$parse_rate" 200) ($(vs "$parse_rate" 200)x the target; md5sum: $md5_rate MB/s)"
+  echo "- vs XLA's parser: ${x_xla}x; target >= 10x: $(verdict "$x_xla" 10)"
+  echo "- peak RSS (read+parse): ${x_rss}x the file; target < 3x: $(verdict "$x_rss" 3 1)"
+} >"$summary"
+
+cmdline="tools/bench.sh"
+for c in "${commands[@]}"; do
+  if [[ "$c" == *" "* ]]; then cmdline+=" --command '$c'"; else cmdline+=" --command $c"; fi
+done
+cmdline+=" --reps $reps"
+[[ $xla == 1 ]] || cmdline+=" --no-xla"
+[[ $write_doc == 0 ]] || cmdline+=" --write-doc"
+
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+machine="$cpu_model, $(nproc) cores, $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, $(uname -sr), $(c++ --version | head -1)"
+echo "command: $cmdline"
+echo "module: $module ($mb MB, $instructions instructions)"
+echo "machine: $machine"
+echo "pinned: ${pin[*]:-(no taskset)}, best of $reps; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+cat "$table"
+echo
+cat "$summary"
+
+if [[ $write_doc == 1 ]]; then
+  doc="$repo/docs/BENCHMARKS.md"
+  {
+    cat <<EOF
+# Benchmarks
+
+Written by \`tools/bench.sh --write-doc\` (do not edit by hand; rerun it). The module is
+\`tools/make_big_module.py\`'s default: the seed_dp8_partitionable_remat training step repeated as
+one deeper program until it passes 100 MB (renamed copies of every computation, the entry's
+copies chained through the parameters the step aliases to its outputs). XLA parses it too.
+
+Targets: the parser at >= 200 MB/s on one core and >= 10x XLA's own parser; peak RSS of read +
+parse under 3x the file size.
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- machine: $machine
+- command: \`$cmdline\`
+- module: \`$(realpath --relative-to="$repo" "$module" 2>/dev/null || echo "$module")\`, $mb MB, $instructions instructions
+- conditions: ${pin[*]:-no taskset}, best of $reps; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)
+
+"cpu s" is user+sys CPU time (one core's work, steady when other jobs share the machine); "wall
+s" is elapsed time; MB/s is 10^6 bytes of text per CPU second. "spmdsim parse" is
+\`spmdsim_bench_parse\` (tools/bench_parse.cc): the parse of text already in memory, timed inside
+the process. Peak RSS is GNU time's %M for one run; for spmdsim read+parse it is the text plus
+the IR.
+
+EOF
+    cat "$table"
+    echo
+    cat "$summary"
+  } >"$doc"
+  echo
+  echo "wrote $doc"
+fi
