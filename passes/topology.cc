@@ -1,0 +1,63 @@
+#include "passes/topology.h"
+
+#include <nlohmann/json.hpp>
+
+namespace spmdsim::passes {
+namespace {
+
+bool ParseLink(const nlohmann::json& j, const char* field, LinkClass& link, std::string& error) {
+  if (!j.is_object()) {
+    error = std::string("topology: \"") + field + "\" must be an object";
+    return false;
+  }
+  link.name = j.value("name", std::string(field));
+  const auto latency = j.find("latency_us");
+  const auto bandwidth = j.find("bus_bandwidth_GBps");
+  if (latency == j.end() || !latency->is_number() || latency->get<double>() < 0) {
+    error = std::string("topology: \"") + field + ".latency_us\" must be a number >= 0";
+    return false;
+  }
+  if (bandwidth == j.end() || !bandwidth->is_number() || !(bandwidth->get<double>() > 0)) {
+    error = std::string("topology: \"") + field + ".bus_bandwidth_GBps\" must be a number > 0";
+    return false;
+  }
+  link.latency_us = latency->get<double>();
+  link.bus_bandwidth_GBps = bandwidth->get<double>();
+  return true;
+}
+
+}  // namespace
+
+std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& error) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false,
+                                                 /*ignore_comments=*/true);
+  if (j.is_discarded() || !j.is_object()) {
+    error = "topology: not a JSON object";
+    return std::nullopt;
+  }
+  Topology topology;
+  topology.name = j.value("name", std::string("custom"));
+  topology.description = j.value("description", std::string());
+  topology.source = j.value("source", std::string());
+  const auto per_node = j.find("devices_per_node");
+  if (per_node == j.end() || !per_node->is_number_integer() || per_node->get<int64_t>() < 1) {
+    error = "topology: \"devices_per_node\" must be an integer >= 1";
+    return std::nullopt;
+  }
+  topology.devices_per_node = per_node->get<int64_t>();
+  const auto intra = j.find("intra_node");
+  if (intra == j.end()) {
+    error = "topology: missing \"intra_node\" link class";
+    return std::nullopt;
+  }
+  if (!ParseLink(*intra, "intra_node", topology.intra_node, error)) return std::nullopt;
+  const auto inter = j.find("inter_node");
+  if (inter != j.end() && !inter->is_null()) {
+    LinkClass link;
+    if (!ParseLink(*inter, "inter_node", link, error)) return std::nullopt;
+    topology.inter_node = link;
+  }
+  return topology;
+}
+
+}  // namespace spmdsim::passes

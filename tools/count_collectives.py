@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Counts the collectives of every partitioned dump in testdata/ straight from the HLO text.
+
+An independent check on passes/collective_analysis: regular expressions over the raw text, no
+spmdsim code. For each collective instruction line it reads the result shape (bytes from dtype
+width x dims), the group size from replica_groups (list, iota `[G,S]<=[N]` and mesh
+`mesh['a'=4,'b'=2] {'a'}` forms) and the loop multiplier from the `while` ops whose
+backend_config carries known_trip_count (multiplied through nesting and summed over callers).
+Wire bytes per device follow REFERENCE §5 (ring): all-reduce 2(n-1)/n*B, all-gather and
+reduce-scatter (n-1)/n*B, all-to-all (n-1)/n*B_local, collective-permute B_local.
+
+    python3 tools/count_collectives.py > testdata/expected_collectives.json
+"""
+import gzip
+import json
+import math
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTDATA = os.path.join(ROOT, "testdata")
+
+WIDTH = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4,
+         "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+KINDS = ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+         "collective-broadcast"]
+COMP_RE = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
+INSTR_RE = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z\-]+)\(")
+ARRAY_RE = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode()
+
+
+def shape_bytes(shape_text):
+    total = 0
+    for dtype, dims in ARRAY_RE.findall(shape_text):
+        if dtype not in WIDTH:
+            continue
+        total += WIDTH[dtype] * math.prod(int(d) for d in dims.split(",") if d)
+    return total
+
+
+def group_size(line, num_devices):
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", line)
+    if m:
+        sizes = dict((a, int(s)) for a, s in re.findall(r"'(\w+)'=(\d+)", m.group(1)))
+        return math.prod(sizes[a] for a in re.findall(r"'(\w+)'", m.group(2)))
+    m = re.search(r"replica_groups=\[(\d+),(\d+)\]<=", line)
+    if m:
+        return int(m.group(2))
+    m = re.search(r"replica_groups=\{\{([\d,]*)\}", line)
+    if m:
+        return len(m.group(1).split(","))
+    return num_devices  # {} or absent: everyone
+
+
+def analyse(text):
+    num_devices = int(re.search(r"num_partitions=(\d+)", text).group(1))
+    comp = None
+    calls = []  # (caller computation, callee, factor)
+    ops = []
+    for line in text.splitlines():
+        m = COMP_RE.match(line)
+        if m and " = " not in line:
+            comp = m.group(2)
+            if m.group(1):
+                entry = comp
+            continue
+        m = INSTR_RE.match(line)
+        if not m:
+            continue
+        name, shape, opcode = m.groups()
+        trip = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', line)
+        for role, callee in re.findall(r"\b(body|condition|to_apply|calls)=%?([\w.\-]+)", line):
+            factor = 1
+            if opcode == "while" and role == "body":
+                factor = int(trip.group(1)) if trip else 1
+            calls.append((comp, callee, factor))
+        if opcode not in KINDS:
+            continue
+        b = shape_bytes(shape)
+        n = 2 if opcode == "collective-permute" else group_size(line, num_devices)
+        if opcode == "all-reduce":
+            wire = b * 2 * (n - 1) // n
+        elif opcode in ("all-gather", "reduce-scatter", "all-to-all"):
+            if opcode == "reduce-scatter":
+                b *= n  # result is the scattered piece; B is the full operand
+            wire = b * (n - 1) // n
+        else:
+            wire = b
+        ops.append({"instruction": name, "computation": comp, "kind": opcode, "group_size": n,
+                    "bytes": b, "wire_bytes_per_device": wire})
+
+    memo = {}
+
+    def runs(c):
+        if c == entry:
+            return 1
+        if c not in memo:
+            memo[c] = 0
+            memo[c] = sum(runs(caller) * f for caller, callee, f in calls if callee == c)
+        return memo[c]
+
+    out = {"num_devices": num_devices, "counts": {}, "executions": {},
+           "total_wire_bytes_per_device": 0, "ops": {}}
+    for op in ops:
+        mult = runs(op.pop("computation"))
+        op["loop_multiplier"] = mult
+        out["counts"][op["kind"]] = out["counts"].get(op["kind"], 0) + 1
+        out["executions"][op["kind"]] = out["executions"].get(op["kind"], 0) + mult
+        out["total_wire_bytes_per_device"] += op["wire_bytes_per_device"] * mult
+        out["ops"][op.pop("instruction")] = op
+    return out
+
+
+def main():
+    manifest = json.load(open(os.path.join(TESTDATA, "manifest.json")))
+    result = {"generator": "tools/count_collectives.py", "programs": {}}
+    for program in manifest["programs"]:
+        result["programs"][program["name"]] = analyse(
+            read(os.path.join(TESTDATA, program["files"]["after"])))
+    json.dump(result, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
