@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate every program of testdata/dumps with the pinned JAX (tools/requirements.txt) into a
 # temporary directory and fail if the committed corpus no longer matches what JAX/XLA writes.
-#   tools/check_oracle.sh                 # all programs (about 1.5 min on 2 cores)
+#   tools/check_oracle.sh                 # all programs and the RNG tables (about 2 min on 2 cores)
 #   tools/check_oracle.sh --only NAME ... # a subset (manifest not compared)
 # Needs network access to PyPI the first time (tools/setup_python.sh builds .venv).
 set -euo pipefail
@@ -33,6 +33,8 @@ else
   "$py" "$here/oracle_compare.py" "$repo/testdata/dumps" "$tmp/dumps" \
     --manifest "$repo/testdata/manifest.json" "$tmp/manifest.json"
   rc=$?
+  # The JAX RNG answer tables (testdata/rng_tables) are part of the oracle too.
+  "$here/check_rng_tables.sh" || rc=1
 fi
 echo "check_oracle: $(( $(date +%s) - start ))s"
 exit $rc
