@@ -32,5 +32,8 @@ struct LoadedOrExit {
 LoadedOrExit LoadAllInputs(const InputOptions& options);
 
 void RegisterStatsCommand(CLI::App& app, RunFn& run);
+void RegisterCollectivesCommand(CLI::App& app, RunFn& run);
+void RegisterRngCommand(CLI::App& app, RunFn& run);
+void RegisterAnalyzeCommand(CLI::App& app, RunFn& run);
 
 }  // namespace spmdsim::analyzer

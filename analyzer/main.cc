@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "spmdsim 0.1.0");
   RunFn run;
   RegisterStatsCommand(app, run);
+  RegisterCollectivesCommand(app, run);
+  RegisterRngCommand(app, run);
+  RegisterAnalyzeCommand(app, run);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,310 @@
+#include "analyzer/memory_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "analyzer/human_units.h"
+
+namespace spmdsim::analyzer {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
+
+std::string ExistingFile(const fs::path& path) {
+  std::error_code ec;
+  for (const std::string& candidate : {path.string(), path.string() + ".gz"}) {
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  }
+  return {};
+}
+
+struct CompanionPaths {
+  std::string buffer_assignment;
+  std::string memory_usage_report;
+  std::string live_range;
+  std::string memory_analysis;
+};
+
+// The companion paths of a module given as a single file: the loader pairs companions only when
+// it reads a whole directory, so look beside the file under XLA's names.
+CompanionPaths Companions(const ModuleInput& input) {
+  CompanionPaths paths{input.buffer_assignment_path, input.memory_usage_report_path,
+                       input.live_range_path, input.memory_analysis_path};
+  const fs::path file(input.path);
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return paths;
+  std::string stem = file.filename().string();
+  for (const std::string suffix : {".gz", ".txt"}) {
+    if (stem.size() > suffix.size() && stem.ends_with(suffix))
+      stem.resize(stem.size() - suffix.size());
+  }
+  const fs::path dir = file.parent_path();
+  if (paths.buffer_assignment.empty()) {
+    paths.buffer_assignment = ExistingFile(dir / (stem + "-buffer-assignment.txt"));
+  }
+  if (paths.memory_usage_report.empty()) {
+    paths.memory_usage_report = ExistingFile(dir / (stem + "-memory-usage-report.txt"));
+  }
+  if (paths.live_range.empty()) paths.live_range = ExistingFile(dir / (stem + "-live-range.txt"));
+  if (paths.memory_analysis.empty() && input.stage == "after_optimizations") {
+    // memory_analysis.json describes the one optimized module of its directory.
+    int optimized = 0;
+    for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.find("after_optimizations") != std::string::npos &&
+          name.find("after_optimizations-") == std::string::npos) {
+        ++optimized;
+      }
+    }
+    if (optimized == 1) paths.memory_analysis = ExistingFile(dir / "memory_analysis.json");
+  }
+  return paths;
+}
+
+}  // namespace
+
+MemoryReport BuildMemoryReport(const ModuleInput& input,
+                               const passes::MemoryAnalysisOptions& options) {
+  MemoryReport report;
+  report.prediction = passes::AnalyzePeakMemory(*input.module, options);
+  XlaMemoryFigures& xla = report.xla;
+  std::string error;
+  const auto load = [&](const std::string& path, auto loader, auto& slot) {
+    if (path.empty()) return;
+    error.clear();
+    slot = loader(path, error);
+    if (slot) {
+      xla.found = true;
+    } else {
+      xla.errors.push_back(error);
+    }
+  };
+  const CompanionPaths paths = Companions(input);
+  load(paths.memory_analysis, LoadXlaMemoryAnalysis, xla.memory_analysis);
+  load(paths.buffer_assignment, LoadXlaBufferAssignment, xla.buffer_assignment);
+  load(paths.memory_usage_report, LoadXlaMemoryUsageReport, xla.memory_usage_report);
+  load(paths.live_range, LoadXlaLiveRange, xla.live_range);
+  if (xla.memory_analysis) {
+    const XlaMemoryAnalysis& m = *xla.memory_analysis;
+    xla.argument_bytes = m.Field("argument_size_in_bytes");
+    xla.output_bytes = m.Field("output_size_in_bytes");
+    xla.alias_bytes = m.Field("alias_size_in_bytes");
+    xla.temp_bytes = m.Field("temp_size_in_bytes");
+    xla.source = FileName(paths.memory_analysis);
+  } else if (xla.buffer_assignment) {
+    const XlaBufferAssignment& b = *xla.buffer_assignment;
+    xla.argument_bytes = b.ArgumentBytes();
+    xla.output_bytes = b.OutputBytes();
+    xla.alias_bytes = b.AliasBytes();
+    xla.temp_bytes = b.TempBytes();
+    xla.source = FileName(paths.buffer_assignment);
+  }
+  if (!xla.source.empty()) {
+    xla.peak_bytes = xla.argument_bytes + xla.output_bytes - xla.alias_bytes + xla.temp_bytes;
+  }
+  return report;
+}
+
+nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
+  const passes::PeakMemoryResult& r = report.prediction;
+  nlohmann::ordered_json j;
+  j["schedule"] = r.schedule;
+  j["sizes_from_shardings"] = r.per_device_from_shardings;
+  j["num_partitions"] = r.num_partitions;
+  j["peak_bytes"] = r.peak_bytes;
+  j["argument_bytes"] = r.argument_bytes;
+  j["output_bytes"] = r.output_bytes;
+  j["alias_bytes"] = r.alias_bytes;
+  j["temp_bytes"] = r.temp_bytes;
+  j["temp"] = {{"heap_bytes", r.heap_bytes},
+               {"tuple_table_bytes", r.tuple_table_bytes},
+               {"max_live_bytes", r.max_live_temp_bytes},
+               {"packing_order", r.packing_order},
+               {"spatial_heap_bytes", r.spatial_heap_bytes},
+               {"temporal_heap_bytes", r.temporal_heap_bytes}};
+  j["peak_instruction"] = r.peak_instruction;
+  j["peak_opcode"] = r.peak_opcode;
+  j["peak_time"] = r.peak_time;
+  j["live_at_peak_count"] = r.live_at_peak_count;
+  nlohmann::ordered_json live = nlohmann::ordered_json::array();
+  for (const passes::LiveBuffer& b : r.live_at_peak) {
+    live.push_back({{"size_bytes", b.size_bytes},
+                    {"instruction", b.instruction},
+                    {"index", b.index},
+                    {"opcode", b.opcode},
+                    {"shape", b.shape},
+                    {"op_name", b.op_name},
+                    {"source", b.source},
+                    {"kind", b.kind}});
+  }
+  j["live_at_peak"] = std::move(live);
+  nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
+  for (const passes::TimelinePoint& p : r.timeline) {
+    timeline.push_back(
+        {{"time", p.time}, {"instruction", p.instruction}, {"live_bytes", p.live_bytes}});
+  }
+  j["timeline"] = std::move(timeline);
+  j["schedule_length"] = r.schedule_length;
+  j["values"] = r.value_count;
+  j["buffers"] = r.buffer_count;
+  j["temp_buffers"] = r.temp_buffer_count;
+
+  const XlaMemoryFigures& x = report.xla;
+  if (!x.found) {
+    j["xla"] = nullptr;
+    if (!x.errors.empty()) j["xla_errors"] = x.errors;
+    return j;
+  }
+  nlohmann::ordered_json xla;
+  if (!x.source.empty()) {
+    xla["source"] = x.source;
+    xla["peak_bytes"] = x.peak_bytes;
+    xla["argument_bytes"] = x.argument_bytes;
+    xla["output_bytes"] = x.output_bytes;
+    xla["alias_bytes"] = x.alias_bytes;
+    xla["temp_bytes"] = x.temp_bytes;
+  }
+  if (x.memory_analysis) xla["memory_analysis"] = x.memory_analysis->fields;
+  if (x.buffer_assignment) {
+    const XlaBufferAssignment& b = *x.buffer_assignment;
+    xla["buffer_assignment"] = {{"allocations", b.allocations.size()},
+                                {"argument_bytes", b.ArgumentBytes()},
+                                {"output_bytes", b.OutputBytes()},
+                                {"alias_bytes", b.AliasBytes()},
+                                {"temp_bytes", b.TempBytes()}};
+  }
+  if (x.memory_usage_report) {
+    nlohmann::ordered_json spaces = nlohmann::ordered_json::array();
+    for (const auto& space : x.memory_usage_report->spaces) {
+      spaces.push_back(
+          {{"name", space.name}, {"color", space.color}, {"total_bytes", space.total_bytes}});
+    }
+    xla["memory_usage_report"] = {{"spaces", std::move(spaces)}};
+  }
+  if (x.live_range) {
+    xla["live_range"] = {{"schedule_length", x.live_range->max_time},
+                         {"peak_time", x.live_range->peak_time},
+                         {"peak_live_bytes", x.live_range->peak_live_bytes},
+                         {"live_at_peak", x.live_range->live_at_peak.size()}};
+  }
+  xla["errors"] = x.errors;
+  j["xla"] = std::move(xla);
+  return j;
+}
+
+namespace {
+
+std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias, int64_t temp) {
+  return fmt::format("{:>11} = argument {} + output {} - alias {} + temp {}", HumanBytes(peak),
+                     HumanBytes(argument), HumanBytes(output), HumanBytes(alias), HumanBytes(temp));
+}
+
+// "48 x 384.00 MiB u32[128,1024,768]": the buffers not shown in full, grouped by size and shape,
+// the groups that add up to most first.
+std::string SummarizeRest(const std::vector<passes::LiveBuffer>& rest) {
+  std::map<std::pair<int64_t, std::string>, int64_t> groups;
+  for (const passes::LiveBuffer& b : rest) ++groups[{b.size_bytes, b.shape}];
+  std::vector<std::pair<std::pair<int64_t, std::string>, int64_t>> sorted(groups.begin(),
+                                                                          groups.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.first.first * a.second > b.first.first * b.second;
+  });
+  std::string out;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i == 8) {
+      out += ", ...";
+      break;
+    }
+    if (!out.empty()) out += ", ";
+    const auto& [key, count] = sorted[i];
+    out += fmt::format("{} x {} {}", count, HumanBytes(key.first), key.second);
+  }
+  return out;
+}
+
+std::string Curve(const std::vector<passes::TimelinePoint>& timeline, size_t width) {
+  static constexpr std::string_view kLevels = " .:-=+*#%@";
+  if (timeline.empty() || width == 0) return {};
+  int64_t low = timeline[0].live_bytes;
+  int64_t high = low;
+  for (const auto& p : timeline) {
+    low = std::min(low, p.live_bytes);
+    high = std::max(high, p.live_bytes);
+  }
+  std::string out;
+  const size_t columns = std::min(width, timeline.size());
+  for (size_t c = 0; c < columns; ++c) {
+    const size_t begin = c * timeline.size() / columns;
+    const size_t end = std::max(begin + 1, (c + 1) * timeline.size() / columns);
+    int64_t value = 0;
+    for (size_t i = begin; i < end; ++i) value = std::max(value, timeline[i].live_bytes);
+    const double fraction =
+        high > low ? static_cast<double>(value - low) / static_cast<double>(high - low) : 1.0;
+    out += kLevels[static_cast<size_t>(fraction * static_cast<double>(kLevels.size() - 1) + 0.5)];
+  }
+  return out;
+}
+
+}  // namespace
+
+void PrintMemoryText(const ModuleInput& input, const MemoryReport& report, std::ostream& out,
+                     const MemoryTextOptions& options) {
+  const passes::PeakMemoryResult& r = report.prediction;
+  out << fmt::format("module {}  ({})\n", input.module->name, input.path);
+  out << fmt::format("  memory per device: {}{}, {} positions\n", r.schedule,
+                     r.per_device_from_shardings ? ", sizes from shardings" : "",
+                     r.schedule_length);
+  out << "    peak  "
+      << Terms(r.peak_bytes, r.argument_bytes, r.output_bytes, r.alias_bytes, r.temp_bytes) << "\n";
+  const XlaMemoryFigures& x = report.xla;
+  if (!x.source.empty()) {
+    out << "    XLA   "
+        << Terms(x.peak_bytes, x.argument_bytes, x.output_bytes, x.alias_bytes, x.temp_bytes)
+        << "  (" << x.source << ")\n";
+  }
+  for (const std::string& error : x.errors) out << "    (unreadable: " << error << ")\n";
+  out << fmt::format("    temp  heap {} ({} best fit; {} live at most) + {} of tuple tables\n",
+                     HumanBytes(r.heap_bytes), r.packing_order, HumanBytes(r.max_live_temp_bytes),
+                     HumanBytes(r.tuple_table_bytes));
+  if (r.peak_time >= 0) {
+    out << fmt::format("  peak at position {}: {} ({}); {} buffers live, largest first:\n",
+                       r.peak_time, r.peak_instruction, r.peak_opcode, r.live_at_peak_count);
+  } else {
+    out << fmt::format("  no temporaries; {} buffers live, largest first:\n", r.live_at_peak_count);
+  }
+  const size_t shown = std::min(options.live_buffers, r.live_at_peak.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const passes::LiveBuffer& b = r.live_at_peak[i];
+    out << fmt::format("    Buffer {}:\n", i + 1);
+    out << fmt::format("      Size: {}\n", HumanBytes(b.size_bytes));
+    out << fmt::format("      Operator: op_name=\"{}\"{}\n", b.op_name,
+                       b.source.empty() ? "" : " source=" + b.source);
+    out << fmt::format("      XLA Label: {} ({}{}, {})\n", b.opcode, b.instruction,
+                       b.index == "{}" ? "" : b.index, b.kind);
+    out << fmt::format("      Shape: {}\n", b.shape);
+  }
+  if (r.live_at_peak.size() > shown) {
+    const std::vector<passes::LiveBuffer> rest(r.live_at_peak.begin() + static_cast<long>(shown),
+                                               r.live_at_peak.end());
+    out << fmt::format("    ... {} more: {}\n", rest.size(), SummarizeRest(rest));
+  }
+  if (!r.timeline.empty()) {
+    int64_t low = r.timeline[0].live_bytes;
+    int64_t high = low;
+    for (const auto& p : r.timeline) {
+      low = std::min(low, p.live_bytes);
+      high = std::max(high, p.live_bytes);
+    }
+    out << fmt::format("  memory curve ({} points over positions 0..{}): {} .. {}\n",
+                       r.timeline.size(), r.schedule_length - 1, HumanBytes(low), HumanBytes(high));
+    out << "    |" << Curve(r.timeline, options.curve_width) << "|\n";
+  }
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,112 @@
+// Readers of XLA's memory files on excerpts in the formats testdata/README.md documents, and on
+// text that is not such a file.
+#include "analyzer/xla_memory_files.h"
+
+#include <catch2/catch.hpp>
+
+namespace spmdsim::analyzer {
+namespace {
+
+TEST_CASE("buffer assignment: allocations, flags, values and the memory_analysis() terms") {
+  constexpr std::string_view kText = R"(BufferAssignment:
+allocation 0: size 65536, parameter 26, shape |f32[256,64]| at ShapeIndex {}, maybe-live-out:
+ value: <6930 param.39 @0> (size=65536,offset=0): f32[256,64]{1,0}
+ value: <7572 multiply_add_fusion.9 @0> (size=65536,offset=0): f32[256,64]{1,0}
+allocation 1: size 8, parameter 93, shape |u32[2]| at ShapeIndex {}:
+ value: <7001 param.52 @0> (size=8,offset=0): u32[2]{0}
+allocation 2: size 24, output shape is |(f32[256,64], u32[2], f32[])|, maybe-live-out:
+ value: <7591 tuple.420{} @0> (size=24,offset=0): (f32[256,64]{1,0}, u32[2]{0}, f32[])
+allocation 3: size 4, thread-local:
+ value: <170 reduce_sum.434 @0> (size=4,offset=0): f32[]
+allocation 4: size 16, constant:
+ value: <6969 constant.749.clone @0> (size=16,offset=0): u32[4]{0}
+allocation 5: size 1388344, preallocated-temp:
+ value: <6408 copy.188 @0> (size=4,offset=1384384): s32[]
+ value: <8100 while.978{3} (phi) @0> (size=4,offset=1385152): u32[]
+)";
+  std::string error;
+  const auto parsed = ParseXlaBufferAssignment(kText, error);
+  REQUIRE(parsed);
+  REQUIRE(parsed->allocations.size() == 6);
+  const auto& a0 = parsed->allocations[0];
+  CHECK(a0.parameter == 26);
+  CHECK(a0.maybe_live_out);
+  REQUIRE(a0.values.size() == 2);
+  CHECK(a0.values[1].name == "multiply_add_fusion.9");
+  CHECK(a0.values[1].Key() == "multiply_add_fusion.9{}");
+  CHECK(parsed->allocations[2].output_tuple);
+  CHECK(parsed->allocations[3].thread_local_);
+  CHECK(parsed->allocations[4].constant);
+  const auto& temp = parsed->allocations[5];
+  CHECK(temp.preallocated_temp);
+  CHECK(temp.values[1].Key() == "while.978{3}");
+  CHECK(temp.values[1].is_phi);
+  CHECK(temp.values[1].offset == 1385152);
+  CHECK(temp.values[1].shape == "u32[]");
+  CHECK(parsed->ArgumentBytes() == 65536 + 8);
+  CHECK(parsed->OutputBytes() == 65536 + 24);
+  CHECK(parsed->AliasBytes() == 65536);
+  CHECK(parsed->TempBytes() == 1388344);
+}
+
+TEST_CASE("live range: sequence, ranges and the listing at the peak") {
+  constexpr std::string_view kText = R"(HloLiveRange (max 3):
+  InstructionSequence:
+    0:partition-id.38
+    1:param.38
+    2:tuple.420
+  BufferLiveRange:
+    param.38{}:0-3
+    while.978{1}:1-2
+  Live ranges at 1 (peak):
+    param.38{}: 65536 bytes (cumulative: 65536 bytes)
+    while.978{1}: 4 bytes (cumulative: 65540 bytes)
+  Stack trace breakdown for peak usage: 65 540 bytes
+    main (100.0%, total: 65 540 bytes, current: 0 bytes, remaining: 65 540 bytes)
+)";
+  std::string error;
+  const auto parsed = ParseXlaLiveRange(kText, error);
+  REQUIRE(parsed);
+  CHECK(parsed->max_time == 3);
+  CHECK(parsed->sequence == std::vector<std::string>{"partition-id.38", "param.38", "tuple.420"});
+  REQUIRE(parsed->ranges.count("while.978{1}"));
+  CHECK(parsed->ranges.at("while.978{1}").start == 1);
+  CHECK(parsed->ranges.at("while.978{1}").end == 2);
+  CHECK(parsed->peak_time == 1);
+  CHECK(parsed->live_at_peak.size() == 2);
+  CHECK(parsed->peak_live_bytes == 65540);
+}
+
+TEST_CASE("memory usage report and memory_analysis.json") {
+  std::string error;
+  const auto report = ParseXlaMemoryUsageReport(R"(Memory Space: default (color=0)
+Total bytes: 2980324 (2.84MiB)
+  cumulative_size;       size;       offset; used_by_n_values; shapes_list
+)",
+                                                error);
+  REQUIRE(report);
+  REQUIRE(report->spaces.size() == 1);
+  CHECK(report->spaces[0].name == "default");
+  CHECK(report->spaces[0].total_bytes == 2980324);
+
+  const auto analysis = ParseXlaMemoryAnalysis(
+      R"({"alias_size_in_bytes": 4, "argument_size_in_bytes": 10, "output_size_in_bytes": 6,
+          "temp_size_in_bytes": 100})",
+      error);
+  REQUIRE(analysis);
+  CHECK(analysis->PeakBytes() == 10 + 6 - 4 + 100);
+}
+
+TEST_CASE("text in another format is refused with a reason") {
+  std::string error;
+  CHECK_FALSE(ParseXlaBufferAssignment("HloModule m\n", error));
+  CHECK(error.find("buffer-assignment") != std::string::npos);
+  CHECK_FALSE(ParseXlaLiveRange("allocation 0: size 4\n", error));
+  CHECK_FALSE(ParseXlaMemoryUsageReport("", error));
+  CHECK_FALSE(ParseXlaMemoryAnalysis("[1, 2]", error));
+  CHECK_FALSE(ParseXlaMemoryAnalysis("{\"x\": 1}", error));
+  CHECK_FALSE(ParseXlaBufferAssignment("allocation x: size 4\n", error));
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

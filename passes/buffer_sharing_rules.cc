@@ -1,0 +1,456 @@
+#include "passes/buffer_sharing_rules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <unordered_set>
+
+namespace spmdsim::passes {
+
+using ir::HloComputation;
+using ir::HloInstruction;
+using ir::Opcode;
+
+namespace {
+
+// Reads "{1,2}" at `pos` into `index`; false on anything else.
+bool ReadIndex(std::string_view text, size_t& pos, ShapeIndex& index) {
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  if (pos >= text.size() || text[pos] != '{') return false;
+  ++pos;
+  while (pos < text.size() && text[pos] != '}') {
+    if (text[pos] == ',' || text[pos] == ' ') {
+      ++pos;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(text[pos]))) return false;
+    int64_t value = 0;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      if (value > (INT64_MAX - 9) / 10) return false;
+      value = value * 10 + (text[pos++] - '0');
+    }
+    index.push_back(value);
+  }
+  if (pos >= text.size()) return false;
+  ++pos;
+  return true;
+}
+
+// output_to_operand_aliasing={{0}: (1, {}), {1}: (0, {2})}
+//   entry ::= index ':' '(' int ',' index ')'
+std::vector<InPlacePair> ParseOutputToOperandAliasing(std::string_view text) {
+  std::vector<InPlacePair> pairs;
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  if (pos >= text.size() || text[pos] != '{') return pairs;
+  ++pos;
+  while (pos < text.size()) {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == ',')) ++pos;
+    if (pos >= text.size() || text[pos] == '}') break;
+    InPlacePair pair;
+    if (!ReadIndex(text, pos, pair.output_index)) return {};
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == ':')) ++pos;
+    if (pos >= text.size() || text[pos] != '(') return {};
+    ++pos;
+    int64_t number = 0;
+    bool digits = false;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      if (number > (INT64_MAX - 9) / 10) return {};
+      number = number * 10 + (text[pos++] - '0');
+      digits = true;
+    }
+    if (!digits) return {};
+    pair.operand_number = number;
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == ',')) ++pos;
+    if (!ReadIndex(text, pos, pair.operand_index)) return {};
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    if (pos >= text.size() || text[pos] != ')') return {};
+    ++pos;
+    pairs.push_back(std::move(pair));
+  }
+  return pairs;
+}
+
+// Follows tuple and get-tuple-element indirection backwards (XLA's FollowTupleIndirection).
+std::pair<const HloInstruction*, ShapeIndex> FollowTupleIndirection(const HloInstruction* instr,
+                                                                    ShapeIndex index) {
+  while (instr->opcode == Opcode::kTuple && !index.empty()) {
+    const auto element = static_cast<size_t>(index.front());
+    if (element >= instr->operands.size()) break;
+    instr = instr->operands[element];
+    index.erase(index.begin());
+  }
+  while (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty()) {
+    index.insert(index.begin(), instr->tuple_index);
+    instr = instr->operands[0];
+  }
+  return {instr, index};
+}
+
+void ForEachLeafIndex(const ir::Shape& shape, ShapeIndex& index, std::vector<ShapeIndex>& leaves) {
+  if (!shape.IsTuple()) {
+    leaves.push_back(index);
+    return;
+  }
+  for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {
+    index.push_back(static_cast<int64_t>(i));
+    ForEachLeafIndex(shape.tuple_shapes()[i], index, leaves);
+    index.pop_back();
+  }
+}
+
+std::vector<InPlacePair> FusionInPlacePairs(const HloInstruction& fusion) {
+  std::vector<InPlacePair> pairs;
+  const HloComputation* fused = fusion.Called("calls");
+  if (fused == nullptr || fused->root == nullptr) return pairs;
+  std::vector<ShapeIndex> leaves;
+  ShapeIndex scratch;
+  ForEachLeafIndex(fusion.shape, scratch, leaves);
+  for (const ShapeIndex& leaf : leaves) {
+    auto [source, source_index] = FollowTupleIndirection(fused->root, leaf);
+    const HloInstruction* input = nullptr;
+    ShapeIndex input_index;
+    for (const InPlacePair& pair : InPlaceInputOutputPairs(*source)) {
+      if (pair.output_index != source_index) continue;
+      if (static_cast<size_t>(pair.operand_number) >= source->operands.size()) continue;
+      input = source->operands[static_cast<size_t>(pair.operand_number)];
+      input_index = pair.operand_index;
+      std::tie(input, input_index) = FollowTupleIndirection(input, input_index);
+      if (input->opcode == Opcode::kFusion) {
+        for (const InPlacePair& nested : InPlaceInputOutputPairs(*input)) {
+          if (nested.output_index != input_index) continue;
+          if (static_cast<size_t>(nested.operand_number) >= input->operands.size()) continue;
+          input_index = nested.operand_index;
+          input = input->operands[static_cast<size_t>(nested.operand_number)];
+          std::tie(input, input_index) = FollowTupleIndirection(input, input_index);
+        }
+      }
+    }
+    if (input != nullptr && input->opcode == Opcode::kBitcast && !input->operands.empty()) {
+      input = input->operands[0];
+    }
+    if (input != nullptr && input->opcode == Opcode::kParameter) {
+      pairs.push_back(InPlacePair{input->parameter_number, input_index, leaf});
+    }
+  }
+  for (InPlacePair& pair :
+       ParseOutputToOperandAliasing(fusion.FindAttribute("output_to_operand_aliasing"))) {
+    pairs.push_back(std::move(pair));
+  }
+  return pairs;
+}
+
+int64_t OperandIndexOf(const HloInstruction& user, const HloInstruction& operand) {
+  for (size_t i = 0; i < user.operands.size(); ++i) {
+    if (user.operands[i] == &operand) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+const HloInstruction* FusedParameter(const HloInstruction& fusion, int64_t operand_number) {
+  const HloComputation* fused = fusion.Called("calls");
+  if (fused == nullptr || operand_number < 0 ||
+      static_cast<size_t>(operand_number) >= fused->parameters.size()) {
+    return nullptr;
+  }
+  return fused->parameters[static_cast<size_t>(operand_number)];
+}
+
+// Every transitive use of `instr` inside its computation is elementwise or a tuple.
+bool AreTransitiveUsesElementwiseOrTuple(const HloInstruction* instr) {
+  std::unordered_set<const HloInstruction*> visited;
+  std::vector<const HloInstruction*> stack = {instr};
+  while (!stack.empty()) {
+    const HloInstruction* current = stack.back();
+    stack.pop_back();
+    visited.insert(current);
+    for (const HloInstruction* user : current->users) {
+      for (size_t i = 0; i < user->operands.size(); ++i) {
+        if (user->operands[i] != current) continue;
+        if (!IsElementwiseOnOperand(*user, static_cast<int64_t>(i)) &&
+            user->opcode != Opcode::kTuple) {
+          return false;
+        }
+      }
+      if (!visited.count(user)) stack.push_back(user);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view FusionKind(const HloInstruction& instruction) {
+  return instruction.FindAttribute("kind");
+}
+
+std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kDynamicUpdateSlice:
+      return {InPlacePair{0, {}, {}}};
+    case Opcode::kScatter: {
+      // scatter(operands..., indices, updates...): n operands, 1 indices, n updates.
+      const auto n = static_cast<int64_t>((instruction.operands.size() - 1) / 2);
+      if (n <= 1) return {InPlacePair{0, {}, {}}};
+      std::vector<InPlacePair> pairs;
+      for (int64_t i = 0; i < n; ++i) pairs.push_back(InPlacePair{i, {}, {i}});
+      return pairs;
+    }
+    case Opcode::kAllReduceStart: {
+      if (instruction.operands.size() == 1) return {InPlacePair{0, {}, {}}};
+      std::vector<InPlacePair> pairs;
+      for (size_t i = 0; i < instruction.operands.size(); ++i) {
+        pairs.push_back(InPlacePair{static_cast<int64_t>(i), {}, {static_cast<int64_t>(i)}});
+      }
+      return pairs;
+    }
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart: {
+      if (instruction.operands.size() != 4) return {};
+      const ShapeIndex out =
+          instruction.opcode == Opcode::kCollectivePermute ? ShapeIndex{} : ShapeIndex{1};
+      std::vector<InPlacePair> pairs = {InPlacePair{1, {}, out}};
+      const ir::Shape& buffer = instruction.operands[1]->shape;
+      if (buffer.IsTuple()) {
+        for (size_t i = 0; i < buffer.tuple_shapes().size(); ++i) {
+          ShapeIndex element_out = out;
+          element_out.push_back(static_cast<int64_t>(i));
+          pairs.push_back(InPlacePair{1, {static_cast<int64_t>(i)}, element_out});
+        }
+      }
+      return pairs;
+    }
+    case Opcode::kCustomCall:
+      return ParseOutputToOperandAliasing(instruction.FindAttribute("output_to_operand_aliasing"));
+    case Opcode::kFusion:
+      return FusionInPlacePairs(instruction);
+    case Opcode::kSetDimensionSize:
+      return {InPlacePair{0, {}, {}}};
+    case Opcode::kRaggedAllToAll:
+      return {InPlacePair{1, {}, {}}};
+    default:
+      return {};
+  }
+}
+
+bool IsElementwiseOpcode(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAbs:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kCeil:
+    case Opcode::kClz:
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kCopy:
+    case Opcode::kCos:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFloor:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kNot:
+    case Opcode::kNegate:
+    case Opcode::kPopulationCount:
+    case Opcode::kReal:
+    case Opcode::kReducePrecision:
+    case Opcode::kRsqrt:
+    case Opcode::kCbrt:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSqrt:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kAdd:
+    case Opcode::kAtan2:
+    case Opcode::kCompare:
+    case Opcode::kComplex:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMultiply:
+    case Opcode::kPower:
+    case Opcode::kRemainder:
+    case Opcode::kSubtract:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kStochasticConvert:
+    case Opcode::kClamp:
+    case Opcode::kSelect:
+    case Opcode::kMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool IsElementwise(const HloInstruction& instruction) {
+  if (instruction.opcode == Opcode::kDynamicUpdateSlice) return false;
+  if (instruction.opcode == Opcode::kBitcastConvert && !instruction.operands.empty() &&
+      ir::PrimitiveTypeBitWidth(instruction.shape.element_type()) !=
+          ir::PrimitiveTypeBitWidth(instruction.operands[0]->shape.element_type())) {
+    return false;
+  }
+  if (instruction.opcode == Opcode::kFusion) {
+    const HloComputation* fused = instruction.Called("calls");
+    if (fused == nullptr) return false;
+    for (const HloInstruction* inner : fused->instructions) {
+      if (inner->opcode != Opcode::kParameter && !IsElementwise(*inner)) return false;
+    }
+    return true;
+  }
+  return IsElementwiseOpcode(instruction.opcode);
+}
+
+}  // namespace
+
+bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_number) {
+  if (instruction.opcode == Opcode::kDynamicUpdateSlice) return operand_number == 0;
+  if (instruction.opcode != Opcode::kFusion) return IsElementwise(instruction);
+  // A fusion is elementwise on an operand when every instruction between the fused parameter
+  // and the root is elementwise on it.
+  const HloInstruction* param = FusedParameter(instruction, operand_number);
+  if (param == nullptr) return false;
+  std::deque<const HloInstruction*> worklist = {param};
+  std::unordered_set<const HloInstruction*> visited = {param};
+  while (!worklist.empty()) {
+    const HloInstruction* operand = worklist.front();
+    worklist.pop_front();
+    for (const HloInstruction* user : operand->users) {
+      if (visited.count(user)) continue;
+      bool elementwise = IsElementwise(*user);
+      if (!elementwise) {
+        elementwise = true;
+        for (size_t i = 0; i < user->operands.size(); ++i) {
+          if (user->operands[i] == operand &&
+              !IsElementwiseOnOperand(*user, static_cast<int64_t>(i))) {
+            elementwise = false;
+          }
+        }
+      }
+      if (!elementwise) return false;
+      worklist.push_back(user);
+      visited.insert(user);
+    }
+  }
+  return true;
+}
+
+bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,
+                                   int32_t operand_slot, const HloInstruction& user,
+                                   int32_t user_slot) {
+  if (operand.opcode == Opcode::kConstant) return false;
+  const ir::Shape& operand_shape = dataflow.SlotShape(operand_slot);
+  const ir::Shape& user_shape = dataflow.SlotShape(user_slot);
+  const bool shapes_equal = operand_shape == user_shape;
+  const ShapeIndex user_index = dataflow.SlotIndex(user_slot);
+  if (shapes_equal) {
+    // In-place operations must share.
+    const int32_t operand_value = dataflow.UniqueValueAt(operand_slot);
+    const ShapeIndex operand_index = dataflow.SlotIndex(operand_slot);
+    for (const InPlacePair& pair : InPlaceInputOutputPairs(user)) {
+      if (pair.output_index != user_index || operand_value < 0) continue;
+      if (static_cast<size_t>(pair.operand_number) >= user.operands.size()) continue;
+      const HloInstruction* paired = user.operands[static_cast<size_t>(pair.operand_number)];
+      const int32_t paired_slot = dataflow.SlotAt(paired, pair.operand_index);
+      for (const HloUse& use : dataflow.value(operand_value).uses) {
+        if (use.user == &user && use.operand_number == pair.operand_number &&
+            use.operand_slot == paired_slot) {
+          return true;
+        }
+      }
+    }
+  }
+  if (!shapes_equal) return false;
+  const int64_t operand_number = OperandIndexOf(user, operand);
+  if (user.opcode == Opcode::kFusion) {
+    const std::string_view kind = FusionKind(user);
+    const HloInstruction* param = FusedParameter(user, operand_number);
+    if (kind == "kLoop" || kind == "kInput") {
+      return param != nullptr && AreTransitiveUsesElementwiseOrTuple(param);
+    }
+    if (kind == "kOutput") {
+      const HloComputation* fused = user.Called("calls");
+      const HloInstruction* root = fused != nullptr ? fused->root : nullptr;
+      if (root == nullptr || root->opcode != Opcode::kAdd || param == nullptr) return false;
+      int64_t matched = -1;
+      for (size_t i = 0; i < root->operands.size(); ++i) {
+        const Opcode op = root->operands[i]->opcode;
+        if (op == Opcode::kConvolution || op == Opcode::kDot) {
+          matched = static_cast<int64_t>(i);
+          break;
+        }
+      }
+      if (matched < 0) return false;
+      const int64_t other = matched == 0 ? 1 : 0;
+      // Exactly one use of the parameter: the root's other add operand.
+      int64_t uses = 0;
+      bool is_other = false;
+      for (const HloInstruction* param_user : param->users) {
+        for (size_t i = 0; i < param_user->operands.size(); ++i) {
+          if (param_user->operands[i] != param) continue;
+          ++uses;
+          is_other = param_user == root && static_cast<int64_t>(i) == other;
+        }
+      }
+      return uses == 1 && is_other;
+    }
+  }
+  if (user.opcode == Opcode::kWhile || user.opcode == Opcode::kConditional) return true;
+  if (user.opcode == Opcode::kDynamicUpdateSlice || user.opcode == Opcode::kScatter ||
+      user.opcode == Opcode::kTriangularSolve || user.opcode == Opcode::kSetDimensionSize) {
+    const int64_t wanted = user.opcode == Opcode::kTriangularSolve ? 1 : 0;
+    int64_t count = 0;
+    int64_t at = -1;
+    for (size_t i = 0; i < user.operands.size(); ++i) {
+      if (user.operands[i] == &operand) {
+        ++count;
+        at = static_cast<int64_t>(i);
+      }
+    }
+    return count == 1 && at == wanted;
+  }
+  if (user.opcode == Opcode::kSort) {
+    if (operand.users.size() != 1) return false;
+    if (user.operands.size() == 1) return true;
+    if (user_index.empty()) return false;
+    int64_t count = 0;
+    int64_t at = -1;
+    for (size_t i = 0; i < user.operands.size(); ++i) {
+      if (user.operands[i] == &operand) {
+        ++count;
+        at = static_cast<int64_t>(i);
+      }
+    }
+    return count == 1 && user_index[0] == at;
+  }
+  if (user.opcode == Opcode::kCall) {
+    const int32_t value_id = dataflow.UniqueValueAt(operand_slot);
+    if (value_id < 0 || dataflow.value(value_id).instruction != &operand) return false;
+    const auto& uses = dataflow.value(value_id).uses;
+    const HloComputation* callee = user.Called("to_apply");
+    const HloInstruction* callee_root = callee != nullptr ? callee->root : nullptr;
+    bool caller_use = false;
+    bool elementwise_callee_use = false;
+    for (const HloUse& use : uses) {
+      if (use.user == &user) caller_use = true;
+      if (use.user == callee_root && IsElementwiseOnOperand(*callee_root, use.operand_number)) {
+        elementwise_callee_use = true;
+      }
+    }
+    return uses.size() == 2 && caller_use && elementwise_callee_use;
+  }
+  return operand_number >= 0 && IsElementwiseOnOperand(user, operand_number);
+}
+
+}  // namespace spmdsim::passes

@@ -1,0 +1,49 @@
+// When an instruction's output may or must live in the buffer of one of its operands, by XLA's
+// rules (HloDataflowAnalysis::GetInPlaceInputOutputPairs, CanShareOperandBufferWithUser,
+// HloInstruction::IsElementwiseOnOperand):
+//
+// - *must* (in-place operations): dynamic-update-slice writes into operand 0, scatter into its
+//   scatter operands, all-reduce-start into its operands; a fusion whose root is one of these
+//   (through tuples and bitcasts) on a fusion parameter; custom calls and fusions with an
+//   `output_to_operand_aliasing={{out}: (operand, {index})}` attribute.
+// - *may* (the heap simulator reuses a dying operand's buffer): the shapes and layouts are equal
+//   and the user is elementwise on that operand (loop fusions: every use of the fused parameter
+//   is elementwise), or the user is a while, conditional, or an in-place operation on that
+//   operand.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "ir/hlo.h"
+#include "passes/buffer_dataflow_analysis.h"
+
+namespace spmdsim::passes {
+
+struct InPlacePair {
+  int64_t operand_number = 0;
+  ShapeIndex operand_index;
+  ShapeIndex output_index;
+  bool operator==(const InPlacePair&) const = default;
+};
+
+// The operand buffers an instruction writes its output into.
+std::vector<InPlacePair> InPlaceInputOutputPairs(const ir::HloInstruction& instruction);
+
+// XLA's elementwise opcodes (unary, binary, select, clamp, map...).
+bool IsElementwiseOpcode(ir::Opcode opcode);
+// Elementwise on operand `operand_number`: dynamic-update-slice only on operand 0, fusions when
+// every use of the fused parameter up to the root is elementwise.
+bool IsElementwiseOnOperand(const ir::HloInstruction& instruction, int64_t operand_number);
+
+// The fusion kind written as `kind=kLoop` ("kLoop", "kInput", "kOutput", "kCustom"), or empty.
+std::string_view FusionKind(const ir::HloInstruction& instruction);
+
+// May `user`'s output at `user_slot` reuse the buffer of `operand` at `operand_slot`
+// (HloDataflowAnalysis::CanShareOperandBufferWithUser)? Both slots are dataflow slots.
+bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow,
+                                   const ir::HloInstruction& operand, int32_t operand_slot,
+                                   const ir::HloInstruction& user, int32_t user_slot);
+
+}  // namespace spmdsim::passes

@@ -1,0 +1,102 @@
+// In-place pairs, elementwise-on-operand, and when an output may reuse a dying operand's buffer.
+#include "passes/buffer_sharing_rules.h"
+
+#include <catch2/catch.hpp>
+
+#include "passes/memory_test_modules.h"
+
+namespace spmdsim::passes {
+namespace {
+
+using testing::Find;
+using testing::Parse;
+
+constexpr std::string_view kModule = R"(HloModule rules, is_scheduled=true
+
+%scale (s.x: f32[64]) -> f32[64] {
+  %s.x = f32[64]{0} parameter(0)
+  %s.two = f32[] constant(2)
+  %s.b = f32[64]{0} broadcast(%s.two), dimensions={}
+  ROOT %s.m = f32[64]{0} multiply(%s.x, %s.b)
+}
+
+%spread (b.x: f32[]) -> f32[64] {
+  %b.x = f32[] parameter(0)
+  ROOT %b.b = f32[64]{0} broadcast(%b.x), dimensions={}
+}
+
+%transposed (t.x: f32[8,8]) -> f32[8,8] {
+  %t.x = f32[8,8]{1,0} parameter(0)
+  ROOT %t.t = f32[8,8]{1,0} transpose(%t.x), dimensions={1,0}
+}
+
+%add (l: f32[], r: f32[]) -> f32[] {
+  %l = f32[] parameter(0)
+  %r = f32[] parameter(1)
+  ROOT %sum = f32[] add(%l, %r)
+}
+
+%scatter_fused (f.o: f32[64], f.i: s32[4,1], f.u: f32[4]) -> f32[64] {
+  %f.o = f32[64]{0} parameter(0)
+  %f.i = s32[4,1]{1,0} parameter(1)
+  %f.u = f32[4]{0} parameter(2)
+  ROOT %f.s = f32[64]{0} scatter(%f.o, %f.i, %f.u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+}
+
+ENTRY %main (a: f32[64], m: f32[8,8], c: f32[], idx: s32[4,1], upd: f32[4]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  %m = f32[8,8]{1,0} parameter(1)
+  %c = f32[] parameter(2)
+  %idx = s32[4,1]{1,0} parameter(3)
+  %upd = f32[4]{0} parameter(4)
+  %e = f32[64]{0} exponential(%a)
+  %scaled = f32[64]{0} fusion(%e), kind=kLoop, calls=%scale
+  %spread.1 = f32[64]{0} fusion(%c), kind=kLoop, calls=%spread
+  %tr = f32[8,8]{1,0} fusion(%m), kind=kLoop, calls=%transposed
+  %mc = f32[8,8]{0,1} copy(%m)
+  %k = f32[64]{0} constant({...})
+  %plus = f32[64]{0} add(%k, %scaled)
+  %sc = f32[64]{0} fusion(%plus, %idx, %upd), kind=kLoop, calls=%scatter_fused
+  %cc = f32[64]{0} custom-call(%sc, %upd), custom_call_target="update", output_to_operand_aliasing={{}: (0, {})}
+  ROOT %out = f32[64]{0} add(%cc, %spread.1)
+}
+)";
+
+TEST_CASE("in-place pairs: dynamic-update-slice, scatter fusion, aliasing custom call") {
+  const auto module = Parse(kModule);
+  CHECK(InPlaceInputOutputPairs(*Find(*module, "sc")) ==
+        std::vector<InPlacePair>{InPlacePair{0, {}, {}}});
+  CHECK(InPlaceInputOutputPairs(*Find(*module, "cc")) ==
+        std::vector<InPlacePair>{InPlacePair{0, {}, {}}});
+  CHECK(InPlaceInputOutputPairs(*Find(*module, "scaled")).empty());
+  CHECK(InPlaceInputOutputPairs(*Find(*module, "e")).empty());
+}
+
+TEST_CASE("elementwise on an operand") {
+  const auto module = Parse(kModule);
+  CHECK(IsElementwiseOnOperand(*Find(*module, "e"), 0));
+  CHECK(IsElementwiseOnOperand(*Find(*module, "scaled"), 0));  // multiply by a broadcast
+  CHECK_FALSE(IsElementwiseOnOperand(*Find(*module, "spread.1"), 0));
+  CHECK_FALSE(IsElementwiseOnOperand(*Find(*module, "tr"), 0));
+  CHECK(FusionKind(*Find(*module, "scaled")) == "kLoop");
+}
+
+TEST_CASE("an output may take a dying operand's buffer only when it is safe") {
+  const auto module = Parse(kModule);
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  const auto can_share = [&](std::string_view operand, std::string_view user) {
+    const ir::HloInstruction* o = Find(*module, operand);
+    const ir::HloInstruction* u = Find(*module, user);
+    return CanShareOperandBufferWithUser(df, *o, df.FirstSlot(o), *u, df.FirstSlot(u));
+  };
+  CHECK(can_share("a", "e"));           // elementwise, same shape and layout
+  CHECK(can_share("e", "scaled"));      // loop fusion, elementwise on its parameter
+  CHECK_FALSE(can_share("m", "tr"));    // a transpose reads other elements
+  CHECK_FALSE(can_share("m", "mc"));    // layout changes
+  CHECK_FALSE(can_share("k", "plus"));  // constants are never overwritten
+  CHECK(can_share("plus", "sc"));       // in-place scatter
+  CHECK_FALSE(can_share("idx", "sc"));  // the indices are not the updated operand
+}
+
+}  // namespace
+}  // namespace spmdsim::passes

@@ -1,0 +1,683 @@
+#include "passes/memory_analysis.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "ir/checked_math.h"
+#include "passes/buffer_alias_analysis.h"
+#include "passes/buffer_dataflow_analysis.h"
+#include "passes/buffer_sharing_rules.h"
+#include "passes/live_range_analysis.h"
+#include "passes/sharding_sizes.h"
+
+namespace spmdsim::passes {
+
+using ir::HloInstruction;
+using ir::Opcode;
+
+bool IsUnpartitioned(const ir::HloModule& module) {
+  if (module.num_partitions <= 1 || module.is_scheduled || module.entry == nullptr) return false;
+  for (const ir::HloInstruction* instr : module.entry->instructions) {
+    if (instr->sharding != nullptr) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// What XLA's buffer assignment makes of an HloBuffer.
+enum class BufferKind : uint8_t {
+  kConstant,     // constant allocation: not in memory_analysis()
+  kArgument,     // entry parameter allocation
+  kTupleTemp,    // tuple-shaped, appended to the temp allocation
+  kTupleOutput,  // tuple-shaped and live out (the root tuple table)
+  kOutput,       // live out
+  kTemp,         // packed into the heap
+  kReused,       // a temporary placed in an argument or output allocation it does not overlap
+};
+
+std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr) {
+  if (!instr.metadata.source_file.empty()) return instr.metadata.Source();
+  std::string_view file;
+  int64_t line = 0;
+  if (instr.metadata.stack_frame_id > 0 &&
+      module.stack_frames.Resolve(instr.metadata.stack_frame_id, file, line)) {
+    std::string out(file);
+    if (line > 0) out += ":" + std::to_string(line);
+    return out;
+  }
+  return {};
+}
+
+class PeakMemoryBuilder {
+ public:
+  PeakMemoryBuilder(const ir::HloModule& module, const MemoryAnalysisOptions& options)
+      : module_(module),
+        options_(options),
+        df_(DataflowAnalysis::Run(module)),
+        alias_(AliasAnalysis::Run(df_)),
+        lr_(LiveRangeAnalysis::Run(df_, alias_)) {
+    if (options_.per_device_from_shardings) {
+      sharding_ = std::make_unique<ShardingSizes>(ShardingSizes::Compute(df_, lr_.sequence()));
+    }
+  }
+
+  PeakMemoryResult Build() {
+    result_.schedule =
+        lr_.scheduled() ? "module schedule" : "dependency order (module not scheduled)";
+    result_.per_device_from_shardings = options_.per_device_from_shardings;
+    result_.num_partitions = module_.num_partitions;
+    result_.schedule_length = lr_.EndTime();
+    result_.value_count = static_cast<int64_t>(df_.values().size());
+    result_.buffer_count = static_cast<int64_t>(alias_.buffers().size());
+    if (module_.entry == nullptr) return std::move(result_);
+    ClassifyBuffers();
+    AssignToExistingAllocations();
+    SimulateHeap();
+    PackHeap();
+    CombineTemp();
+    result_.peak_bytes = ir::SaturatingAdd(
+        ir::SaturatingAdd(result_.argument_bytes, result_.output_bytes) - result_.alias_bytes,
+        result_.temp_bytes);
+    ListLiveAtPeak();
+    BuildTimeline();
+    return std::move(result_);
+  }
+
+ private:
+  int64_t SlotBytes(int32_t slot) const {
+    return sharding_ != nullptr ? sharding_->SlotBytes(slot) : df_.SlotShape(slot).ByteSize();
+  }
+  int64_t ValueBytes(int32_t value_id) const { return SlotBytes(df_.value(value_id).slot); }
+  int64_t BufferBytes(const HloBuffer& buffer) const {
+    int64_t size = 0;
+    for (int32_t id : buffer.values) size = std::max(size, ValueBytes(id));
+    return size;
+  }
+
+  void ClassifyBuffers() {
+    const auto& buffers = alias_.buffers();
+    kind_.resize(buffers.size());
+    for (const HloBuffer& buffer : buffers) {
+      bool constant = false;
+      bool argument = false;
+      bool tuple = false;
+      for (int32_t id : buffer.values) {
+        const HloValue& value = df_.value(id);
+        const HloInstruction* instr = value.instruction;
+        constant |= instr->opcode == Opcode::kConstant;
+        argument |= instr->opcode == Opcode::kParameter && instr->parent == module_.entry;
+        tuple |= df_.SlotShape(value.slot).IsTuple();
+      }
+      BufferKind kind = BufferKind::kTemp;
+      if (constant) {
+        kind = BufferKind::kConstant;
+      } else if (argument) {
+        kind = BufferKind::kArgument;
+      } else if (tuple) {
+        kind = buffer.live_out ? BufferKind::kTupleOutput : BufferKind::kTupleTemp;
+      } else if (buffer.live_out) {
+        kind = BufferKind::kOutput;
+      }
+      kind_[buffer.id] = kind;
+      const int64_t bytes = BufferBytes(buffer);
+      switch (kind) {
+        case BufferKind::kArgument:
+          result_.argument_bytes = ir::SaturatingAdd(result_.argument_bytes, bytes);
+          if (buffer.live_out) {
+            result_.alias_bytes = ir::SaturatingAdd(result_.alias_bytes, bytes);
+            result_.output_bytes = ir::SaturatingAdd(result_.output_bytes, bytes);
+          }
+          break;
+        case BufferKind::kTupleOutput:
+        case BufferKind::kOutput:
+          result_.output_bytes = ir::SaturatingAdd(result_.output_bytes, bytes);
+          break;
+        case BufferKind::kTemp:
+          ++result_.temp_buffer_count;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  // --- Reuse of argument and output allocations (BufferAssigner::AssignSingleHloBuffer) ---------
+  //
+  // Before temporaries go to the heap, XLA visits every buffer, largest first (live-out ones
+  // first among equals, then in program order), and gives a temporary the space of an existing
+  // allocation when their live ranges do not overlap: an operand's allocation first, then any
+  // donated parameter or output allocation made so far. Only allocations at least as large
+  // qualify, and an output allocation only takes buffers of exactly its size if they live out.
+
+  struct Allocation {
+    int64_t size = 0;
+    bool readonly = false;  // a parameter that is not donated
+    std::vector<int32_t> values;
+    // Live ranges of `values` sorted by start, and the latest end among the first k of them:
+    // a quick test for a range that overlaps one of them by more than a touching end.
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    std::vector<int64_t> max_end;
+  };
+
+  void AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const {
+    for (int32_t id : ids) {
+      allocation.values.push_back(id);
+      if (!lr_.HasRange(id)) continue;
+      const TimeBound& range = lr_.Range(id);
+      allocation.ranges.insert(std::upper_bound(allocation.ranges.begin(), allocation.ranges.end(),
+                                                std::make_pair(range.start, range.end)),
+                               std::make_pair(range.start, range.end));
+    }
+    allocation.max_end.resize(allocation.ranges.size());
+    int64_t running = INT64_MIN;
+    for (size_t k = 0; k < allocation.ranges.size(); ++k) {
+      running = std::max(running, allocation.ranges[k].second);
+      allocation.max_end[k] = running;
+    }
+  }
+
+  // Some value of the allocation is live strictly inside [start, end] (not just touching it).
+  static bool StrictlyOverlaps(const Allocation& allocation, const TimeBound& range) {
+    const auto it = std::lower_bound(allocation.ranges.begin(), allocation.ranges.end(),
+                                     std::make_pair(range.end, INT64_MIN));
+    if (it == allocation.ranges.begin()) return false;
+    const auto k = static_cast<size_t>(it - allocation.ranges.begin()) - 1;
+    return allocation.max_end[k] > range.start;
+  }
+
+  // XLA's HloComputation::MakeInstructionPostOrder: depth-first from each instruction without
+  // users, control predecessors first, then operands in order.
+  static void AppendPostOrder(const ir::HloComputation* computation,
+                              std::unordered_map<const HloInstruction*, int64_t>& at,
+                              int64_t& next) {
+    std::unordered_map<const HloInstruction*, int> state;  // 1 visiting, 2 done
+    std::vector<const HloInstruction*> stack;
+    for (const HloInstruction* start : computation->instructions) {
+      if (!start->users.empty() || state.count(start)) continue;
+      stack.push_back(start);
+      while (!stack.empty()) {
+        const HloInstruction* current = stack.back();
+        auto it = state.find(current);
+        if (it != state.end() && it->second == 2) {
+          stack.pop_back();
+          continue;
+        }
+        if (it != state.end() && it->second == 1) {
+          stack.pop_back();
+          it->second = 2;
+          at[current] = next++;
+          continue;
+        }
+        state[current] = 1;
+        for (auto op = current->operands.rbegin(); op != current->operands.rend(); ++op) {
+          if (!state.count(*op)) stack.push_back(*op);
+        }
+        for (const HloInstruction* pred : current->control_predecessors) {
+          if (!state.count(pred)) stack.push_back(pred);
+        }
+      }
+    }
+    for (const HloInstruction* instr : computation->instructions) {
+      if (!at.count(instr)) at[instr] = next++;
+    }
+  }
+
+  // Control-flow computations callers first (the reverse of a post order of the call graph in
+  // which callees are visited in instruction order, a while's body before its condition).
+  std::vector<const ir::HloComputation*> CallersFirst() const {
+    std::vector<const ir::HloComputation*> post_order;
+    std::unordered_map<const ir::HloComputation*, bool> visited;
+    std::function<void(const ir::HloComputation*)> visit = [&](const ir::HloComputation* c) {
+      if (visited[c]) return;
+      visited[c] = true;
+      for (const HloInstruction* instr : c->instructions) {
+        std::vector<const ir::HloComputation*> callees;
+        if (instr->opcode == Opcode::kWhile) {
+          callees = {instr->Called("body"), instr->Called("condition")};
+        } else {
+          for (const ir::CalledComputation& called : instr->called_computations) {
+            callees.push_back(called.computation);
+          }
+        }
+        for (const ir::HloComputation* callee : callees) {
+          if (callee != nullptr && df_.Context(callee) == CallContext::kControlFlow) visit(callee);
+        }
+      }
+      post_order.push_back(c);
+    };
+    visit(module_.entry);
+    std::reverse(post_order.begin(), post_order.end());
+    return post_order;
+  }
+
+  std::vector<int32_t> AssignmentOrder() const {
+    std::vector<int64_t> position(df_.values().size(), 0);
+    {
+      std::unordered_map<const HloInstruction*, int64_t> at;
+      int64_t next = 0;
+      for (const ir::HloComputation* computation : CallersFirst()) {
+        AppendPostOrder(computation, at, next);
+      }
+      for (const HloValue& value : df_.values()) position[value.id] = at[value.instruction];
+    }
+    std::vector<int64_t> buffer_position(alias_.buffers().size(), INT64_MAX);
+    for (const HloBuffer& buffer : alias_.buffers()) {
+      for (int32_t id : buffer.values) {
+        buffer_position[buffer.id] = std::min(buffer_position[buffer.id], position[id]);
+      }
+    }
+    std::vector<int32_t> order(alias_.buffers().size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+    std::vector<int64_t> bytes(order.size());
+    for (const HloBuffer& buffer : alias_.buffers()) bytes[buffer.id] = BufferBytes(buffer);
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      if (bytes[a] != bytes[b]) return bytes[a] > bytes[b];
+      const bool la = alias_.buffers()[a].live_out;
+      const bool lb = alias_.buffers()[b].live_out;
+      if (la != lb) return la;
+      if (buffer_position[a] != buffer_position[b]) return buffer_position[a] < buffer_position[b];
+      return a < b;
+    });
+    return order;
+  }
+
+  // May `user_id`'s value take over `operand_id`'s space where one ends as the other starts?
+  bool CanShareAsOperand(int32_t user_id, int32_t operand_id) const {
+    const HloValue& user = df_.value(user_id);
+    if (user.instruction->opcode == Opcode::kCopy) return false;
+    for (int32_t slot : df_.value(operand_id).positions) {
+      const HloInstruction* at = df_.SlotInstruction(slot);
+      const auto& operands = user.instruction->operands;
+      if (std::find(operands.begin(), operands.end(), at) == operands.end()) continue;
+      if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot)) return true;
+    }
+    return false;
+  }
+
+  bool Interferes(int32_t new_id, int32_t assigned_id) const {
+    const TimeBound& a = lr_.Range(new_id);
+    const TimeBound& b = lr_.Range(assigned_id);
+    if (a.start > b.end || b.start > a.end) return false;
+    if (a.end == b.start) return !CanShareAsOperand(assigned_id, new_id);
+    if (b.end == a.start) return !CanShareAsOperand(new_id, assigned_id);
+    return true;
+  }
+
+  bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes) {
+    if (bytes > allocation.size || allocation.readonly) return false;
+    if (buffer.live_out && allocation.size != bytes) return false;
+    for (int32_t id : buffer.values) {
+      if (!lr_.HasRange(id) || StrictlyOverlaps(allocation, lr_.Range(id))) return false;
+    }
+    for (int32_t assigned : allocation.values) {
+      if (!lr_.HasRange(assigned)) return false;
+      for (int32_t id : buffer.values) {
+        if (!lr_.HasRange(id) || Interferes(id, assigned)) return false;
+        const HloInstruction* instr = df_.value(id).instruction;
+        if (instr->opcode == Opcode::kCopy) {
+          for (int32_t slot : df_.value(assigned).positions) {
+            const HloInstruction* at = df_.SlotInstruction(slot);
+            if (std::find(instr->operands.begin(), instr->operands.end(), at) !=
+                instr->operands.end()) {
+              return false;
+            }
+          }
+        }
+      }
+    }
+    AddValues(allocation, buffer.values);
+    return true;
+  }
+
+  bool ParameterValueHasAlias(const HloValue& value) const {
+    const ShapeIndex index = df_.SlotIndex(value.slot);
+    for (const ir::InputOutputAlias& alias : module_.input_output_alias) {
+      if (alias.parameter_number == value.instruction->parameter_number &&
+          alias.parameter_index == index) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void AssignToExistingAllocations() {
+    std::vector<Allocation> allocations;
+    std::vector<int32_t> allocation_of_buffer(alias_.buffers().size(), -1);
+    std::vector<int32_t> registered;  // allocations later temporaries may reuse
+    for (int32_t buffer_id : AssignmentOrder()) {
+      const HloBuffer& buffer = alias_.buffers()[buffer_id];
+      const int64_t bytes = BufferBytes(buffer);
+      const BufferKind kind = kind_[buffer_id];
+      const auto add = [&](bool readonly) {
+        allocations.push_back(Allocation{bytes, readonly, {}, {}, {}});
+        AddValues(allocations.back(), buffer.values);
+        allocation_of_buffer[buffer_id] = static_cast<int32_t>(allocations.size() - 1);
+        return static_cast<int32_t>(allocations.size() - 1);
+      };
+      if (kind == BufferKind::kConstant || kind == BufferKind::kTupleTemp ||
+          kind == BufferKind::kTupleOutput) {
+        add(/*readonly=*/true);
+        continue;
+      }
+      if (kind == BufferKind::kArgument) {
+        bool aliased = false;
+        for (int32_t id : buffer.values) {
+          const HloValue& value = df_.value(id);
+          if (value.instruction->opcode == Opcode::kParameter &&
+              value.instruction->parent == module_.entry) {
+            aliased = ParameterValueHasAlias(value);
+          }
+        }
+        const int32_t index = add(/*readonly=*/!aliased);
+        if (aliased) registered.push_back(index);
+        continue;
+      }
+      // An operand's allocation, then the registered ones, newest first.
+      bool placed = false;
+      for (int32_t id : buffer.values) {
+        const HloValue& value = df_.value(id);
+        if (!df_.SlotIsTop(value.slot) || df_.SlotShape(value.slot).IsTuple()) continue;
+        for (const HloInstruction* operand : value.instruction->operands) {
+          const int32_t top = df_.FirstSlot(operand);
+          if (top < 0) continue;
+          for (int32_t operand_value : df_.ValueSet(top)) {
+            const int32_t a = allocation_of_buffer[alias_.BufferIdOf(operand_value)];
+            if (a >= 0 && MaybeAssign(allocations[static_cast<size_t>(a)], buffer, bytes)) {
+              allocation_of_buffer[buffer_id] = a;
+              placed = true;
+              break;
+            }
+          }
+          if (placed) break;
+        }
+        if (placed) break;
+      }
+      for (auto it = registered.rbegin(); !placed && it != registered.rend(); ++it) {
+        if (MaybeAssign(allocations[static_cast<size_t>(*it)], buffer, bytes)) {
+          allocation_of_buffer[buffer_id] = *it;
+          placed = true;
+        }
+      }
+      if (placed) {
+        if (kind == BufferKind::kTemp) {
+          kind_[buffer_id] = BufferKind::kReused;
+          --result_.temp_buffer_count;
+        }
+        continue;
+      }
+      if (kind == BufferKind::kOutput) registered.push_back(add(/*readonly=*/false));
+    }
+  }
+
+  bool IsHeapValue(int32_t value_id) const {
+    return kind_[alias_.BufferIdOf(value_id)] == BufferKind::kTemp && lr_.HasRange(value_id);
+  }
+
+  // Replays the schedule as XLA's HeapSimulator::RunComputation does: at each position, the
+  // values defined there are allocated (or share an aliased value's or a dying operand's
+  // space), then the values whose live range ends there are freed.
+  void SimulateHeap() {
+    const int64_t end_time = lr_.EndTime();
+    std::vector<int32_t> to_assign;
+    for (const HloValue& value : df_.values()) {
+      if (IsHeapValue(value.id)) to_assign.push_back(value.id);
+    }
+    std::sort(to_assign.begin(), to_assign.end(), [&](int32_t a, int32_t b) {
+      const TimeBound& ra = lr_.Range(a);
+      const TimeBound& rb = lr_.Range(b);
+      return std::tie(ra.start, ra.end, a) < std::tie(rb.start, rb.end, b);
+    });
+    std::vector<std::vector<int32_t>> defined(static_cast<size_t>(end_time + 1));
+    std::vector<std::vector<int32_t>> freed(static_cast<size_t>(end_time + 1));
+    range_end_.assign(df_.values().size(), -1);
+    for (int32_t id : to_assign) {
+      const TimeBound& range = lr_.Range(id);
+      defined[static_cast<size_t>(range.start)].push_back(id);
+      freed[static_cast<size_t>(std::min(range.end, end_time))].push_back(id);
+      range_end_[id] = range.end;
+    }
+    interval_of_value_.assign(df_.values().size(), -1);
+    std::vector<int32_t> first_allocated(alias_.buffers().size(), -1);
+    step_live_.assign(static_cast<size_t>(end_time + 1), 0);
+
+    // Every heap tick taken at position t maps back to t.
+    const auto record_tick = [&](int64_t t) {
+      while (static_cast<int64_t>(tick_time_.size()) < recorder_.ticks()) tick_time_.push_back(t);
+    };
+    for (int64_t t = 0; t <= end_time; ++t) {
+      auto& frees = freed[static_cast<size_t>(t)];
+      for (int32_t id : defined[static_cast<size_t>(t)]) {
+        const HloValue& value = df_.value(id);
+        const HloBuffer& buffer = alias_.BufferOf(id);
+        const int64_t size = BufferBytes(buffer);
+        if (first_allocated[buffer.id] >= 0) {
+          interval_of_value_[id] =
+              recorder_.ShareWith(id, interval_of_value_[first_allocated[buffer.id]], size);
+          record_tick(t);
+          continue;
+        }
+        bool shared = false;
+        if (buffer.values.size() == 1) shared = TryShareOperand(value, t, frees, size);
+        if (!shared) {
+          interval_of_value_[id] = recorder_.Alloc(id, size);
+          first_allocated[buffer.id] = id;
+        }
+        record_tick(t);
+      }
+      step_live_[static_cast<size_t>(t)] = recorder_.live_bytes();
+      for (int32_t id : frees) recorder_.Free(interval_of_value_[id]);
+      record_tick(t);
+    }
+    result_.max_live_temp_bytes = recorder_.peak_live_bytes();
+  }
+
+  bool TryShareOperand(const HloValue& value, int64_t t, std::vector<int32_t>& frees,
+                       int64_t size) {
+    const HloInstruction* instr = value.instruction;
+    if (instr->opcode == Opcode::kCopy) return false;
+    for (const HloInstruction* operand : instr->operands) {
+      const int32_t operand_top = df_.FirstSlot(operand);
+      if (operand_top < 0) continue;
+      for (int32_t operand_id : df_.ValueSet(operand_top)) {
+        if (alias_.BufferOf(operand_id).values.size() > 1) continue;
+        if (!lr_.HasRange(operand_id) || range_end_[operand_id] != t) continue;
+        if (!IsHeapValue(operand_id)) continue;
+        auto it = std::find(frees.begin(), frees.end(), operand_id);
+        if (it == frees.end()) continue;
+        const HloValue& operand_value = df_.value(operand_id);
+        const HloInstruction* defining = operand_value.instruction;
+        if (std::find(instr->operands.begin(), instr->operands.end(), defining) ==
+            instr->operands.end()) {
+          continue;
+        }
+        if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr,
+                                           value.slot)) {
+          continue;
+        }
+        recorder_.Free(interval_of_value_[operand_id]);
+        frees.erase(it);
+        interval_of_value_[value.id] =
+            recorder_.ShareWith(value.id, interval_of_value_[operand_id], size);
+        range_end_[operand_id] = lr_.Range(value.id).end;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void PackHeap() {
+    HeapPackOptions pack;
+    pack.alignment = options_.alignment;
+    packed_ = PackBestFit(recorder_.intervals(), pack);
+    result_.heap_bytes = packed_.heap_size;
+    result_.packing_order = PackingOrderName(packed_.chosen);
+    result_.spatial_heap_bytes = packed_.spatial_heap_size;
+    result_.temporal_heap_bytes = packed_.temporal_heap_size;
+    if (!options_.record_placements) return;
+    const auto& intervals = recorder_.intervals();
+    for (size_t i = 0; i < intervals.size(); ++i) {
+      const HloValue& value = df_.value(intervals[i].buffer);
+      result_.placements.push_back(Placement{
+          std::string(value.instruction->name) + ShapeIndexToString(df_.SlotIndex(value.slot)),
+          packed_.offsets[i], intervals[i].size});
+    }
+  }
+
+  static int64_t AlignUp(int64_t value, int64_t alignment) {
+    if (alignment <= 1) return value;
+    return ir::SaturatingAdd(value, alignment - 1) / alignment * alignment;
+  }
+
+  // The heap comes first in XLA's combined temp allocation, then each tuple-shaped buffer in
+  // the reverse of the buffer assignment's order (largest first), so the largest table ends it.
+  void CombineTemp() {
+    std::vector<std::pair<int64_t, int32_t>> tables;  // (size, buffer id)
+    for (const HloBuffer& buffer : alias_.buffers()) {
+      if (kind_[buffer.id] == BufferKind::kTupleTemp) {
+        tables.emplace_back(BufferBytes(buffer), buffer.id);
+      }
+    }
+    std::sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::reverse(tables.begin(), tables.end());
+    int64_t size = result_.heap_bytes;
+    bool any = result_.heap_bytes > 0;
+    for (const auto& [bytes, id] : tables) {
+      result_.tuple_table_bytes = ir::SaturatingAdd(result_.tuple_table_bytes, bytes);
+      size = any ? ir::SaturatingAdd(AlignUp(size, options_.alignment), bytes) : bytes;
+      any = true;
+    }
+    result_.temp_bytes = size;
+  }
+
+  LiveBuffer Describe(int32_t value_id, int64_t size, const char* kind) const {
+    const HloValue& value = df_.value(value_id);
+    const HloInstruction& instr = *value.instruction;
+    LiveBuffer live;
+    live.size_bytes = size;
+    live.instruction = std::string(instr.name);
+    live.index = ShapeIndexToString(df_.SlotIndex(value.slot));
+    live.opcode = std::string(instr.opcode_name);
+    live.shape = df_.SlotShape(value.slot).ToString(/*print_layout=*/false);
+    live.op_name = std::string(instr.metadata.op_name);
+    live.source = SourceOf(module_, instr);
+    live.kind = kind;
+    return live;
+  }
+
+  void ListLiveAtPeak() {
+    std::vector<LiveBuffer> listing;
+    const int64_t peak_tick = recorder_.peak_tick();
+    if (peak_tick >= 0 && static_cast<size_t>(peak_tick) < tick_time_.size()) {
+      result_.peak_time = tick_time_[static_cast<size_t>(peak_tick)];
+      const HloInstruction* at = lr_.sequence()[static_cast<size_t>(result_.peak_time)];
+      result_.peak_instruction = std::string(at->name);
+      result_.peak_opcode = std::string(at->opcode_name);
+      // The value holding each occupied space at the peak tick: the latest one started.
+      std::map<int32_t, int32_t> holder;  // canonical interval -> interval
+      const auto& intervals = recorder_.intervals();
+      for (size_t i = 0; i < intervals.size(); ++i) {
+        const HeapInterval& interval = intervals[i];
+        if (interval.start > peak_tick || (interval.end >= 0 && interval.end <= peak_tick)) {
+          continue;
+        }
+        const int32_t canonical = recorder_.CanonicalOf(static_cast<int32_t>(i));
+        auto [it, inserted] = holder.emplace(canonical, static_cast<int32_t>(i));
+        if (!inserted && intervals[static_cast<size_t>(it->second)].start < interval.start) {
+          it->second = static_cast<int32_t>(i);
+        }
+      }
+      for (const auto& [canonical, interval] : holder) {
+        listing.push_back(Describe(intervals[static_cast<size_t>(interval)].buffer,
+                                   intervals[static_cast<size_t>(canonical)].size, "temp"));
+      }
+    }
+    for (const HloBuffer& buffer : alias_.buffers()) {
+      const BufferKind kind = kind_[buffer.id];
+      if (kind == BufferKind::kArgument) {
+        int32_t param_value = buffer.values[0];
+        for (int32_t id : buffer.values) {
+          if (df_.value(id).instruction->opcode == Opcode::kParameter) param_value = id;
+        }
+        listing.push_back(Describe(param_value, BufferBytes(buffer),
+                                   buffer.live_out ? "argument+output" : "argument"));
+      } else if (kind == BufferKind::kOutput || kind == BufferKind::kTupleOutput) {
+        listing.push_back(Describe(OutputHolder(buffer), BufferBytes(buffer), "output"));
+      }
+    }
+    std::stable_sort(listing.begin(), listing.end(), [](const LiveBuffer& a, const LiveBuffer& b) {
+      if (a.size_bytes != b.size_bytes) return a.size_bytes > b.size_bytes;
+      return std::tie(a.instruction, a.index) < std::tie(b.instruction, b.index);
+    });
+    result_.live_at_peak_count = static_cast<int64_t>(listing.size());
+    if (options_.live_at_peak_limit > 0 &&
+        static_cast<int64_t>(listing.size()) > options_.live_at_peak_limit) {
+      listing.resize(static_cast<size_t>(options_.live_at_peak_limit));
+    }
+    result_.live_at_peak = std::move(listing);
+  }
+
+  // The value an output buffer holds at the end: the one defined last.
+  int32_t OutputHolder(const HloBuffer& buffer) const {
+    int32_t best = buffer.values[0];
+    for (int32_t id : buffer.values) {
+      if (lr_.HasRange(id) &&
+          (!lr_.HasRange(best) || lr_.Range(id).start > lr_.Range(best).start)) {
+        best = id;
+      }
+    }
+    return best;
+  }
+
+  void BuildTimeline() {
+    const int64_t base =
+        ir::SaturatingAdd(result_.argument_bytes + result_.output_bytes - result_.alias_bytes,
+                          result_.tuple_table_bytes);
+    const auto steps = static_cast<int64_t>(step_live_.size()) - 1;  // the last is the end
+    if (steps <= 0) return;
+    const int64_t points = std::max<int64_t>(1, options_.timeline_points);
+    const int64_t stride = (steps + points - 1) / points;
+    for (int64_t begin = 0; begin < steps; begin += stride) {
+      const int64_t end = std::min(steps, begin + stride);
+      int64_t best = begin;
+      for (int64_t t = begin; t < end; ++t) {
+        if (step_live_[static_cast<size_t>(t)] > step_live_[static_cast<size_t>(best)]) best = t;
+      }
+      TimelinePoint point;
+      point.time = best;
+      point.instruction = std::string(lr_.sequence()[static_cast<size_t>(best)]->name);
+      point.live_bytes = ir::SaturatingAdd(base, step_live_[static_cast<size_t>(best)]);
+      result_.timeline.push_back(std::move(point));
+    }
+  }
+
+  const ir::HloModule& module_;
+  const MemoryAnalysisOptions& options_;
+  DataflowAnalysis df_;
+  AliasAnalysis alias_;
+  LiveRangeAnalysis lr_;
+  std::unique_ptr<ShardingSizes> sharding_;
+  std::vector<BufferKind> kind_;
+  HeapRecorder recorder_;
+  std::vector<int64_t> range_end_;
+  std::vector<int32_t> interval_of_value_;
+  std::vector<int64_t> tick_time_;  // schedule position of each heap tick
+  std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
+  HeapPackResult packed_;
+  PeakMemoryResult result_;
+};
+
+}  // namespace
+
+PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
+                                   const MemoryAnalysisOptions& options) {
+  return PeakMemoryBuilder(module, options).Build();
+}
+
+}  // namespace spmdsim::passes

@@ -1,0 +1,114 @@
+// Peak memory per device from the HLO alone, split the way XLA's compiled.memory_analysis()
+// splits it, calibrated against XLA:CPU's buffer assignment:
+//
+//   argument  every entry-parameter buffer
+//   output    every buffer that lives out of the module (the root tuple table, donated
+//             parameters that hold an output, results)
+//   alias     parameter buffers that also hold an output (donation through input_output_alias)
+//   temp      one heap for everything else: the values of the remaining buffers packed by the
+//             heap simulation (heap_simulation.h) over the flattened schedule, followed by one
+//             slot per tuple-shaped buffer (while-loop state tables), as XLA combines them
+//   peak      argument + output - alias + temp
+//
+// Constants, and buffers of computations that run inside one instruction (fusion bodies,
+// reduction functions), are not in any of these, as in XLA.
+//
+// Besides the figures: the schedule position where the live temporaries peak, the buffers live
+// there (largest first, with op_name and source line, in the words of XLA's OOM listing), and the
+// memory curve over the schedule.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/hlo.h"
+#include "passes/heap_simulation.h"
+
+namespace spmdsim::passes {
+
+struct MemoryAnalysisOptions {
+  // Alignment of every temp buffer, and of the pieces combined into the temp allocation
+  // (XLA:CPU: 64).
+  int64_t alignment = 64;
+  // Size the buffers of a module that is not partitioned yet per device, from the shardings
+  // (sharding_sizes.h). Off: the sizes of the shapes as written.
+  bool per_device_from_shardings = false;
+  // Maximum number of points in the memory curve (each the maximum of its stretch).
+  int64_t timeline_points = 512;
+  // Maximum number of buffers listed as live at the peak (0: all of them).
+  int64_t live_at_peak_limit = 0;
+  // Record where each temporary value was placed (PeakMemoryResult::placements).
+  bool record_placements = false;
+};
+
+// One buffer live at the peak, in the vocabulary of XLA's OOM listing.
+struct LiveBuffer {
+  int64_t size_bytes = 0;
+  std::string instruction;  // the defining instruction ("Operator"'s instruction)
+  std::string index;        // shape index within it, "{}" for the whole
+  std::string opcode;       // XLA Label
+  std::string shape;        // Shape, without layout
+  std::string op_name;      // metadata op_name
+  std::string source;       // "file.py:76", empty when unknown
+  std::string kind;         // "temp", "argument", "output" or "argument+output"
+};
+
+// Where a temporary value sits in the temp allocation, as XLA's buffer-assignment file lists
+// `value: <id name{index}> (size=..,offset=..)` under the preallocated-temp allocation.
+struct Placement {
+  std::string value;  // "name{index}"
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+struct TimelinePoint {
+  int64_t time = 0;  // schedule position
+  std::string instruction;
+  int64_t live_bytes = 0;  // argument + output - alias + tuple tables + live temporaries
+};
+
+struct PeakMemoryResult {
+  // How the schedule was obtained: "module schedule" (is_scheduled=true) or "dependency order
+  // (module not scheduled)".
+  std::string schedule;
+  bool per_device_from_shardings = false;
+  int64_t num_partitions = 1;
+
+  int64_t argument_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t alias_bytes = 0;
+  int64_t temp_bytes = 0;
+  int64_t peak_bytes = 0;
+
+  // How temp_bytes is made up.
+  int64_t heap_bytes = 0;           // the packed heap of temporaries
+  int64_t tuple_table_bytes = 0;    // tuple-shaped buffers appended after the heap
+  int64_t max_live_temp_bytes = 0;  // largest sum of live temporaries (no fragmentation)
+  std::string packing_order;        // the order that gave the smaller heap
+  int64_t spatial_heap_bytes = 0;
+  int64_t temporal_heap_bytes = 0;
+
+  int64_t peak_time = -1;  // schedule position where the live temporaries peak
+  std::string peak_instruction;
+  std::string peak_opcode;
+  std::vector<LiveBuffer> live_at_peak;  // largest first
+  int64_t live_at_peak_count = 0;        // before the listing was cut to the limit
+  std::vector<TimelinePoint> timeline;
+  std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
+
+  int64_t schedule_length = 0;
+  int64_t value_count = 0;
+  int64_t buffer_count = 0;
+  int64_t temp_buffer_count = 0;
+};
+
+PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
+                                   const MemoryAnalysisOptions& options = {});
+
+// True for a module that still has global shapes: shardings on its instructions, more than one
+// partition, and no schedule (XLA's before_optimizations dumps).
+bool IsUnpartitioned(const ir::HloModule& module);
+
+}  // namespace spmdsim::passes

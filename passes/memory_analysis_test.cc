@@ -1,0 +1,131 @@
+// Peak memory on small modules whose figures can be worked out by hand. The calibration against
+// XLA's own figures on every real dump is analyzer/memory_calibration_test.cc.
+#include "passes/memory_analysis.h"
+
+#include <catch2/catch.hpp>
+
+#include "passes/memory_test_modules.h"
+
+namespace spmdsim::passes {
+namespace {
+
+using testing::kLoopModule;
+using testing::Parse;
+
+TEST_CASE("an elementwise chain reuses its dying operand's buffer") {
+  const auto module = Parse(R"(HloModule chain, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[256] {
+  %p = f32[1024]{0} parameter(0)
+  %e1 = f32[1024]{0} exponential(%p)
+  %e2 = f32[1024]{0} negate(%e1)
+  %e3 = f32[1024]{0} sqrt(%e2)
+  ROOT %out = f32[256]{0} slice(%e3), slice={[0:256]}
+}
+)");
+  const PeakMemoryResult r = AnalyzePeakMemory(*module);
+  CHECK(r.argument_bytes == 4096);
+  CHECK(r.output_bytes == 1024);
+  CHECK(r.alias_bytes == 0);
+  // e1, e2, e3 take turns in one 4 KiB slot; the output has its own allocation.
+  CHECK(r.temp_bytes == 4096);
+  CHECK(r.heap_bytes == 4096);
+  CHECK(r.max_live_temp_bytes == 4096);
+  CHECK(r.peak_bytes == 4096 + 1024 + 4096);
+  CHECK(r.schedule == "module schedule");
+}
+
+TEST_CASE("temporaries that end before an output is defined live in the output's space") {
+  const auto module = Parse(R"(HloModule chain, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0} parameter(0)
+  %e1 = f32[1024]{0} exponential(%p)
+  %e2 = f32[1024]{0} negate(%e1)
+  ROOT %out = f32[1024]{0} add(%e2, %p)
+}
+)");
+  // As in XLA's buffer assignment: e1 and e2 fit in the output allocation before `out` is
+  // written (`out` may overwrite its dying operand e2 in place), so there is no temp at all.
+  const PeakMemoryResult r = AnalyzePeakMemory(*module);
+  CHECK(r.temp_bytes == 0);
+  CHECK(r.temp_buffer_count == 0);
+  CHECK(r.peak_bytes == 4096 + 4096);
+}
+
+TEST_CASE("operands still needed later keep their buffers") {
+  const auto module = Parse(R"(HloModule fan, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[256] {
+  %p = f32[1024]{0} parameter(0)
+  %e1 = f32[1024]{0} exponential(%p)
+  %e2 = f32[1024]{0} negate(%e1)
+  %e3 = f32[1024]{0} add(%e1, %e2)
+  %e4 = f32[1024]{0} add(%e3, %e1)
+  ROOT %out = f32[256]{0} slice(%e4), slice={[0:256]}
+}
+)");
+  const PeakMemoryResult r = AnalyzePeakMemory(*module);
+  // e1 lives until e4; e2, e3 and e4 take turns in a second slot.
+  CHECK(r.temp_bytes == 8192);
+  CHECK(r.peak_instruction == "e2");
+  REQUIRE(r.live_at_peak.size() >= 2);
+  CHECK(r.live_at_peak[0].size_bytes == 4096);
+}
+
+TEST_CASE("the loop module: donation, tuple tables after the heap") {
+  const auto module = Parse(kLoopModule);
+  const PeakMemoryResult r = AnalyzePeakMemory(*module);
+  CHECK(r.argument_bytes == 64);          // a and b, 32 bytes each
+  CHECK(r.alias_bytes == 32);             // a is donated to output {0}
+  CHECK(r.output_bytes == 32 + 32 + 16);  // a's buffer, sum, the root tuple table
+  // The while state's tuple table (2 pointers) follows the heap, aligned to 64.
+  CHECK(r.tuple_table_bytes == 16);
+  CHECK(r.temp_bytes == (r.heap_bytes + 63) / 64 * 64 + 16);
+  CHECK(r.peak_bytes == r.argument_bytes + r.output_bytes - r.alias_bytes + r.temp_bytes);
+  // The listing names every argument and output allocation too.
+  bool listed_b = false;
+  for (const LiveBuffer& b : r.live_at_peak) listed_b |= b.instruction == "b";
+  CHECK(listed_b);
+}
+
+TEST_CASE("a module not partitioned yet is sized per device from its shardings") {
+  const auto module = Parse(R"(HloModule global, num_partitions=8
+
+ENTRY %main (x: f32[1024,64], w: f32[64,64]) -> f32[1024,32] {
+  %x = f32[1024,64]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %w = f32[64,64]{1,0} parameter(1), sharding={replicated}
+  %h = f32[1024,64]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %t = f32[1024,64]{1,0} tanh(%h)
+  ROOT %y = f32[1024,32]{1,0} slice(%t), slice={[0:1024], [0:32]}, sharding={devices=[8,1]<=[8]}
+}
+)");
+  REQUIRE(IsUnpartitioned(*module));
+  MemoryAnalysisOptions options;
+  options.per_device_from_shardings = true;
+  const PeakMemoryResult r = AnalyzePeakMemory(*module, options);
+  CHECK(r.per_device_from_shardings);
+  CHECK(r.schedule == "dependency order (module not scheduled)");
+  CHECK(r.argument_bytes == 1024 * 64 * 4 / 8 + 64 * 64 * 4);
+  CHECK(r.output_bytes == 1024 * 32 * 4 / 8);
+  // h and t inherit the batch split from x: one 32 KiB slot (t reuses h's buffer).
+  CHECK(r.temp_bytes == 1024 * 64 * 4 / 8);
+  const PeakMemoryResult global = AnalyzePeakMemory(*module);
+  CHECK(global.argument_bytes == 1024 * 64 * 4 + 64 * 64 * 4);
+}
+
+TEST_CASE("the memory curve has at most the requested points, each a maximum") {
+  const auto module = Parse(kLoopModule);
+  MemoryAnalysisOptions options;
+  options.timeline_points = 4;
+  const PeakMemoryResult r = AnalyzePeakMemory(*module, options);
+  REQUIRE(!r.timeline.empty());
+  CHECK(r.timeline.size() <= 4);
+  int64_t high = 0;
+  for (const TimelinePoint& p : r.timeline) high = std::max(high, p.live_bytes);
+  CHECK(high <= r.peak_bytes);
+  CHECK(high >= r.argument_bytes + r.output_bytes - r.alias_bytes);
+}
+
+}  // namespace
+}  // namespace spmdsim::passes
