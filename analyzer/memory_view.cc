@@ -154,6 +154,7 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   j["values"] = r.value_count;
   j["buffers"] = r.buffer_count;
   j["temp_buffers"] = r.temp_buffer_count;
+  j["notes"] = r.notes;
 
   const XlaMemoryFigures& x = report.xla;
   if (!x.found) {
@@ -269,6 +270,7 @@ void PrintMemoryText(const ModuleInput& input, const MemoryReport& report, std::
         << "  (" << x.source << ")\n";
   }
   for (const std::string& error : x.errors) out << "    (unreadable: " << error << ")\n";
+  for (const std::string& note : r.notes) out << "    note: " << note << "\n";
   out << fmt::format("    temp  heap {} ({} best fit; {} live at most) + {} of tuple tables\n",
                      HumanBytes(r.heap_bytes), r.packing_order, HumanBytes(r.max_live_temp_bytes),
                      HumanBytes(r.tuple_table_bytes));

@@ -123,30 +123,36 @@ class DataflowBuilder {
     const HloComputation* entry = a_.module_->entry;
     std::unordered_set<const HloComputation*> visited;
     // Post order: a computation follows everything it calls through control flow.
-    std::function<void(const HloComputation*)> visit = [&](const HloComputation* computation) {
+    std::function<void(const HloComputation*, int)> visit = [&](const HloComputation* computation,
+                                                                int depth) {
+      if (depth > kMaxCallDepth) {
+        a_.truncated_ = true;
+        return;
+      }
       if (!visited.insert(computation).second) return;
       a_.context_[computation] = CallContext::kControlFlow;
       for (const HloInstruction* instr : computation->instructions) {
         for (const ir::CalledComputation& called : instr->called_computations) {
           if (called.computation == nullptr) continue;
           if (IsControlFlowCaller(instr->opcode)) {
-            visit(called.computation);
+            visit(called.computation, depth + 1);
           } else {
-            MarkEmbedded(called.computation);
+            MarkEmbedded(called.computation, depth + 1);
           }
         }
       }
       a_.control_flow_.push_back(computation);
     };
-    visit(entry);
+    visit(entry, 0);
   }
 
-  void MarkEmbedded(const HloComputation* computation) {
+  void MarkEmbedded(const HloComputation* computation, int depth) {
+    if (depth > kMaxCallDepth) return;
     auto [it, inserted] = a_.context_.emplace(computation, CallContext::kEmbedded);
     if (!inserted) return;
     for (const HloInstruction* instr : computation->instructions) {
       for (const ir::CalledComputation& called : instr->called_computations) {
-        if (called.computation != nullptr) MarkEmbedded(called.computation);
+        if (called.computation != nullptr) MarkEmbedded(called.computation, depth + 1);
       }
     }
   }
@@ -647,17 +653,24 @@ class DataflowBuilder {
     }
   }
 
-  void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal) {
-    if (!ordered_.insert(computation).second) return;
+  void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal, int depth = 0) {
+    if (depth > kMaxCallDepth || a_.Context(computation) != CallContext::kControlFlow ||
+        !ordered_.insert(computation).second) {
+      return;
+    }
     for (const HloInstruction* instr : computation->instructions) {
       if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kAsyncStart ||
           instr->opcode == Opcode::kConditional) {
         for (const ir::CalledComputation& called : instr->called_computations) {
-          if (called.computation != nullptr) ComputeOrdinals(called.computation, ordinal);
+          if (called.computation != nullptr) {
+            ComputeOrdinals(called.computation, ordinal, depth + 1);
+          }
         }
       } else if (instr->opcode == Opcode::kWhile) {
-        if (const HloComputation* c = instr->Called("condition")) ComputeOrdinals(c, ordinal);
-        if (const HloComputation* b = instr->Called("body")) ComputeOrdinals(b, ordinal);
+        if (const HloComputation* c = instr->Called("condition")) {
+          ComputeOrdinals(c, ordinal, depth + 1);
+        }
+        if (const HloComputation* b = instr->Called("body")) ComputeOrdinals(b, ordinal, depth + 1);
       }
       ordinal_[static_cast<size_t>(instr->id)] = ordinal++;
     }

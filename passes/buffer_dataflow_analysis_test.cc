@@ -117,5 +117,31 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   CHECK(ValueAt(df, *module, "c") == "n{}");
 }
 
+TEST_CASE("async-start forwards its operands and the wrapped result; async-done returns it") {
+  const auto module = Parse(R"(HloModule async, is_scheduled=true
+
+%wrapped (w.x: f32[4]) -> f32[4] {
+  %w.x = f32[4]{0} parameter(0)
+  ROOT %w.n = f32[4]{0} negate(%w.x)
+}
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %s = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%a), calls=%wrapped
+  %e = f32[4]{0} exponential(%a)
+  %d = f32[4]{0} async-done(%s), calls=%wrapped
+  ROOT %r = f32[4]{0} add(%d, %e)
+}
+)");
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  CHECK(df.Context(module->FindComputation("wrapped")) == CallContext::kControlFlow);
+  CHECK(ValueAt(df, *module, "s", {0, 0}) == "a{}");  // the operand, aliased
+  CHECK(ValueAt(df, *module, "s", {1}) == "w.n{}");   // the destination is the wrapped root
+  CHECK(ValueAt(df, *module, "s", {2}) == "s{2}");    // the context is the start's own
+  CHECK(ValueAt(df, *module, "s") == "s{}");
+  CHECK(ValueAt(df, *module, "w.x") == "a{}");
+  CHECK(ValueAt(df, *module, "d") == "w.n{}");
+}
+
 }  // namespace
 }  // namespace spmdsim::passes

@@ -80,18 +80,20 @@ TEST_CASE("offsets are aligned and colocations share the offset and the largest 
   CHECK(packed.heap_size == 74);  // a at 0, b at 64 (aligned), heap ends at 64 + 10
 }
 
-TEST_CASE("temporal order wins when long-lived buffers placed first pack tighter") {
-  // Spatial: the two 60-byte buffers first (0 and 60), then the 50-byte long one above (120).
-  // Temporal: the long 50-byte buffer first at 0, the short ones share 50..110.
-  const std::vector<HeapInterval> intervals = {Interval(0, 60, 0, 1), Interval(1, 60, 2, 3),
-                                               Interval(2, 50, 0, 3), Interval(3, 60, 1, 2)};
+TEST_CASE("the temporal order wins when placing long-lived buffers first packs tighter") {
+  const std::vector<HeapInterval> intervals = {Interval(0, 80, 1, 1), Interval(1, 70, 5, 8),
+                                               Interval(2, 40, 2, 5), Interval(3, 40, 1, 2)};
   HeapPackOptions options;
   options.alignment = 1;
   const HeapPackResult result = PackBestFit(intervals, options);
-  CHECK(result.spatial_heap_size >= result.temporal_heap_size);
-  CHECK(result.heap_size == std::min(result.spatial_heap_size, result.temporal_heap_size));
-  CHECK(PackingOrderName(result.chosen) ==
-        (result.temporal_heap_size < result.spatial_heap_size ? "temporal" : "spatial"));
+  // Spatial: 0 at 0, 1 at 0, 2 above 1 at 70, 3 above both at 110 -> 150.
+  CHECK(result.spatial_heap_size == 150);
+  // Temporal: 1 at 0, 2 at 70, 3 in the hole below at 0, 0 above 3 at 40 -> 120.
+  CHECK(result.temporal_heap_size == 120);
+  CHECK(result.chosen == PackingOrder::kTemporal);
+  CHECK(result.heap_size == 120);
+  CHECK(result.offsets == std::vector<int64_t>{40, 0, 70, 0});
+  CHECK(PackingOrderName(result.chosen) == "temporal");
 }
 
 }  // namespace

@@ -72,5 +72,33 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   CHECK(lr.TimeOf(Find(*module, "e")) < lr.TimeOf(Find(*module, "n")));
 }
 
+TEST_CASE("values of an async computation live until its async-done") {
+  const auto module = Parse(R"(HloModule async, is_scheduled=true
+
+%wrapped (w.x: f32[4]) -> f32[4] {
+  %w.x = f32[4]{0} parameter(0)
+  %w.e = f32[4]{0} exponential(%w.x)
+  ROOT %w.n = f32[4]{0} negate(%w.e)
+}
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %s = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%a), calls=%wrapped
+  %e = f32[4]{0} exponential(%a)
+  %d = f32[4]{0} async-done(%s), calls=%wrapped
+  ROOT %r = f32[4]{0} add(%d, %e)
+}
+)");
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  const AliasAnalysis alias = AliasAnalysis::Run(df);
+  const LiveRangeAnalysis lr = LiveRangeAnalysis::Run(df, alias);
+  // a, then the wrapped computation (w.x, w.e, w.n) before the start, then s, e, d, r.
+  REQUIRE(lr.sequence().size() == 8);
+  CHECK(lr.TimeOf(Find(*module, "w.e")) == 2);
+  CHECK(lr.TimeOf(Find(*module, "d")) == 6);
+  // w.e is only read inside, yet it stays allocated until the async-done.
+  CHECK(RangeAt(df, lr, *module, "w.e") == TimeBound{2, 6});
+}
+
 }  // namespace
 }  // namespace spmdsim::passes

@@ -74,6 +74,15 @@ class PeakMemoryBuilder {
     result_.schedule_length = lr_.EndTime();
     result_.value_count = static_cast<int64_t>(df_.values().size());
     result_.buffer_count = static_cast<int64_t>(alias_.buffers().size());
+    if (df_.truncated()) {
+      result_.notes.push_back("computations nested more than " + std::to_string(kMaxCallDepth) +
+                              " calls deep were left out");
+    }
+    if (options_.per_device_from_shardings) {
+      result_.notes.push_back(
+          "sizes per device from the shardings; instructions without one inherit a split from "
+          "their operands or users (an estimate)");
+    }
     if (module_.entry == nullptr) return std::move(result_);
     ClassifyBuffers();
     AssignToExistingAllocations();
@@ -232,8 +241,9 @@ class PeakMemoryBuilder {
   std::vector<const ir::HloComputation*> CallersFirst() const {
     std::vector<const ir::HloComputation*> post_order;
     std::unordered_map<const ir::HloComputation*, bool> visited;
-    std::function<void(const ir::HloComputation*)> visit = [&](const ir::HloComputation* c) {
-      if (visited[c]) return;
+    std::function<void(const ir::HloComputation*, int)> visit = [&](const ir::HloComputation* c,
+                                                                    int depth) {
+      if (depth > kMaxCallDepth || visited[c]) return;
       visited[c] = true;
       for (const HloInstruction* instr : c->instructions) {
         std::vector<const ir::HloComputation*> callees;
@@ -245,12 +255,14 @@ class PeakMemoryBuilder {
           }
         }
         for (const ir::HloComputation* callee : callees) {
-          if (callee != nullptr && df_.Context(callee) == CallContext::kControlFlow) visit(callee);
+          if (callee != nullptr && df_.Context(callee) == CallContext::kControlFlow) {
+            visit(callee, depth + 1);
+          }
         }
       }
       post_order.push_back(c);
     };
-    visit(module_.entry);
+    visit(module_.entry, 0);
     std::reverse(post_order.begin(), post_order.end());
     return post_order;
   }
@@ -574,7 +586,8 @@ class PeakMemoryBuilder {
   void ListLiveAtPeak() {
     std::vector<LiveBuffer> listing;
     const int64_t peak_tick = recorder_.peak_tick();
-    if (peak_tick >= 0 && static_cast<size_t>(peak_tick) < tick_time_.size()) {
+    if (peak_tick >= 0 && static_cast<size_t>(peak_tick) < tick_time_.size() &&
+        tick_time_[static_cast<size_t>(peak_tick)] < lr_.EndTime()) {
       result_.peak_time = tick_time_[static_cast<size_t>(peak_tick)];
       const HloInstruction* at = lr_.sequence()[static_cast<size_t>(result_.peak_time)];
       result_.peak_instruction = std::string(at->name);

@@ -98,6 +98,9 @@ struct PeakMemoryResult {
   std::vector<TimelinePoint> timeline;
   std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
 
+  // Anything the reader should know about how far to trust the figures.
+  std::vector<std::string> notes;
+
   int64_t schedule_length = 0;
   int64_t value_count = 0;
   int64_t buffer_count = 0;
