@@ -1,5 +1,12 @@
 // spmdsim collectives FILE|DIR... [--topology NAME|FILE] [--devices-per-node N]
 //                                 [--format text|json] [--module NAME]
+//
+// A module not partitioned yet (before_optimizations) also gets the collectives the SPMD
+// partitioner is predicted to insert (passes/collective_prediction.h), compared with XLA's
+// after_optimizations module of the same program: one loaded from the same directory with the
+// same module name, else the `*after_optimizations.txt[.gz]` file beside it.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -18,6 +25,51 @@ struct CollectivesOptions {
   size_t max_ops = 30;
 };
 
+// Modules the partitioner has not run on yet.
+bool IsUnpartitioned(const ModuleInput& input) {
+  if (input.stage == "before_optimizations") return true;
+  if (input.stage != "unknown" || input.module->is_scheduled) return false;
+  const passes::CollectiveResult written = passes::AnalyzeCollectives(*input.module);
+  return written.ops.empty() && input.module->num_partitions > 1;
+}
+
+// XLA's partitioned module of the same program: among the loaded modules, else on disk beside
+// the file (`<stem>.before_optimizations.txt` -> `<stem>.<platform>_after_optimizations.txt[.gz]`).
+const ModuleInput* FindAfterModule(const ModuleInput& before,
+                                   const std::vector<ModuleInput>& loaded,
+                                   std::vector<ModuleInput>& extra) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(before.path).parent_path();
+  for (const ModuleInput& other : loaded) {
+    if (other.stage == "after_optimizations" && other.module->name == before.module->name &&
+        fs::path(other.path).parent_path() == dir) {
+      return &other;
+    }
+  }
+  const std::string name = fs::path(before.path).filename().string();
+  const size_t at = name.find(".before_optimizations");
+  if (at == std::string::npos) return nullptr;
+  const std::string stem = name.substr(0, at + 1);
+  std::error_code ec;
+  std::vector<std::string> candidates;
+  for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    const size_t after = file.find("after_optimizations");
+    if (file.rfind(stem, 0) != 0 || after == std::string::npos) continue;
+    const std::string rest = file.substr(after + std::string("after_optimizations").size());
+    if (rest == ".txt" || rest == ".txt.gz") candidates.push_back(entry.path().string());
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (const std::string& path : candidates) {
+    LoadOutcome outcome = LoadInputs(path);
+    if (outcome.failure || outcome.inputs.modules.empty()) continue;
+    if (outcome.inputs.modules[0].module->name != before.module->name) continue;
+    extra.push_back(std::move(outcome.inputs.modules[0]));
+    return &extra.back();
+  }
+  return nullptr;
+}
+
 int RunCollectives(const CollectivesOptions& options) {
   std::string error;
   std::optional<passes::Topology> topology = LoadTopology(options.topology, error);
@@ -34,13 +86,29 @@ int RunCollectives(const CollectivesOptions& options) {
     passes::CollectiveOptions analysis;
     analysis.topology = &*topology;
     const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
+    std::optional<passes::CollectivePrediction> prediction;
+    std::optional<passes::PredictionComparison> comparison;
+    PredictionReport report;
+    if (IsUnpartitioned(input)) {
+      prediction = passes::PredictCollectives(*input.module);
+      report.prediction = &*prediction;
+      std::vector<ModuleInput> extra;
+      if (const ModuleInput* after = FindAfterModule(input, loaded.modules, extra)) {
+        comparison =
+            passes::ComparePrediction(*prediction, passes::AnalyzeCollectives(*after->module));
+        report.comparison = &*comparison;
+        report.actual_path = after->path;
+      }
+    }
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
       module["collectives"] = CollectivesToJson(result);
+      if (prediction) AddPredictionJson(report, module["collectives"]);
       modules.push_back(std::move(module));
     } else {
       if (!first) std::cout << "\n";
       PrintCollectivesText(input, result, std::cout, {options.max_ops});
+      if (prediction) PrintPredictionText(report, std::cout, {options.max_ops});
     }
     first = false;
   }
@@ -58,7 +126,9 @@ int RunCollectives(const CollectivesOptions& options) {
 void RegisterCollectivesCommand(CLI::App& app, RunFn& run) {
   auto options = std::make_shared<CollectivesOptions>();
   CLI::App* command = app.add_subcommand(
-      "collectives", "Every collective: device groups, wire bytes, runs per step, estimated time");
+      "collectives",
+      "Every collective: device groups, wire bytes, runs per step, estimated time; for a module "
+      "not partitioned yet, the collectives the partitioner will insert, beside XLA's");
   AddInputOptions(*command, options->input);
   std::string presets;
   for (const std::string& name : TopologyPresetNames())

@@ -5,7 +5,9 @@
 
 #include <array>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -82,6 +84,63 @@ TEST_CASE("every topology preset loads; files and bad names") {
   const Run from_file = RunTool("collectives " + kGradAccum + " --topology " + file);
   CHECK(from_file.exit_code == 0);
   CHECK(from_file.out.find("tpu-v5e-16x16") != std::string::npos);
+}
+
+const std::string kMeshBefore = std::string(SPMDSIM_TESTDATA_DIR) +
+                                "/dumps/mesh4x2_replicated_remat/"
+                                "module_0000.jit_train_step.before_optimizations.txt";
+
+TEST_CASE("spmdsim collectives on a before_optimizations dump: prediction beside XLA's") {
+  const Run run = RunTool("collectives " + kMeshBefore + " --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto c = nlohmann::json::parse(run.out).at("modules").at(0).at("collectives");
+  CHECK(c.at("ops").empty());  // nothing partitioned yet
+  REQUIRE_FALSE(c.at("predicted").empty());
+  for (const char* field : {"kind", "bytes", "wire_bytes_per_device", "group_size", "mesh_axis",
+                            "reason", "op_name", "source", "loop_multiplier", "combined"}) {
+    CHECK(c.at("predicted").at(0).contains(field));
+  }
+  CHECK(c.at("prediction_mesh").at("axes") == nlohmann::json::array({"data", "model"}));
+  const auto& cmp = c.at("comparison");
+  REQUIRE(cmp.is_object());
+  const std::string actual = cmp.at("actual_file");
+  CHECK(actual.find("cpu_after_optimizations.txt.gz") != std::string::npos);
+  // The actual side is the after_optimizations table, the predicted side sums `predicted`.
+  std::ifstream in(SPMDSIM_TESTDATA_DIR "/expected_collectives.json");
+  const auto expected = nlohmann::json::parse(in).at("programs").at("mesh4x2_replicated_remat");
+  CHECK(cmp.at("actual_total_wire_bytes_per_device") == expected.at("total_wire_bytes_per_device"));
+  int64_t sum = 0;
+  for (const auto& p : c.at("predicted")) {
+    sum += p.at("wire_bytes_per_device").get<int64_t>() * p.at("loop_multiplier").get<int64_t>();
+  }
+  CHECK(cmp.at("predicted_total_wire_bytes_per_device") == sum);
+  CHECK(c.at("predicted_total_wire_bytes_per_device") == sum);
+  CHECK(std::abs(cmp.at("total_error_pct").get<double>()) <= 10.0);
+  for (const auto& row : cmp.at("by_kind")) {
+    CHECK(row.at("predicted_count") == expected.at("counts").at(row.at("kind").get<std::string>()));
+  }
+
+  const Run text = RunTool("collectives " + kMeshBefore + " --max-ops 3");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("predicted for the partitioned module (mesh [\"data\"=4, \"model\"=2])") !=
+        std::string::npos);
+  CHECK(text.out.find("compared with ") != std::string::npos);
+  CHECK(text.out.find("all-reduce x31") != std::string::npos);  // the combined gradients
+}
+
+TEST_CASE("spmdsim collectives on a before_optimizations dump alone: no comparison") {
+  const std::string dir = std::string(SPMDSIM_BINARY) + "_prediction_alone";
+  REQUIRE(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "' && cp '" + kMeshBefore +
+                       "' '" + dir + "/'")
+                          .c_str()) == 0);
+  const Run run = RunTool("collectives " + dir + " --format json");
+  REQUIRE(run.exit_code == 0);
+  const auto c = nlohmann::json::parse(run.out).at("modules").at(0).at("collectives");
+  CHECK(c.at("comparison").is_null());
+  CHECK(c.at("predicted_by_kind").at("all-reduce").at("count") == 9);
+  const Run text = RunTool("collectives " + dir);
+  CHECK(text.out.find("no after_optimizations module") != std::string::npos);
+  CHECK(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
 }
 
 }  // namespace

@@ -111,4 +111,178 @@ void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResu
   for (const std::string& note : result.notes) out << "  note: " << note << "\n";
 }
 
+namespace {
+
+nlohmann::ordered_json ErrorJson(double pct, bool defined) {
+  if (!defined) return nullptr;
+  return pct;
+}
+
+std::string ErrorText(double pct, bool defined) {
+  if (!defined) return "n/a";
+  return fmt::format("{:+.1f}%", pct);
+}
+
+std::string Ops(int64_t n) { return fmt::format("{} op{}", n, n == 1 ? "" : "s"); }
+
+std::string MeshText(const passes::DeviceMesh& mesh) {
+  std::string out = "[";
+  for (size_t i = 0; i < mesh.sizes.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += fmt::format("\"{}\"={}", i < mesh.names.size() ? mesh.names[i] : "?", mesh.sizes[i]);
+  }
+  return out + "]";
+}
+
+// The reasons of a combined op's members: one, or "a + b" in order of first appearance.
+std::string Reasons(const passes::CollectivePrediction& p, const passes::CombinedCollective& c) {
+  std::vector<std::string> seen;
+  for (int32_t m : c.members) {
+    const std::string& reason = p.predicted[static_cast<size_t>(m)].reason;
+    if (std::find(seen.begin(), seen.end(), reason) == seen.end()) seen.push_back(reason);
+  }
+  std::string out;
+  for (const std::string& r : seen) out += (out.empty() ? "" : " + ") + r;
+  return out;
+}
+
+}  // namespace
+
+void AddPredictionJson(const PredictionReport& report, nlohmann::ordered_json& collectives) {
+  const passes::CollectivePrediction& p = *report.prediction;
+  nlohmann::ordered_json mesh;
+  mesh["axes"] = p.mesh.names;
+  mesh["sizes"] = p.mesh.sizes;
+  collectives["prediction_mesh"] = std::move(mesh);
+  nlohmann::ordered_json predicted = nlohmann::ordered_json::array();
+  for (const passes::PredictedCollective& c : p.predicted) {
+    nlohmann::ordered_json o;
+    o["kind"] = c.kind;
+    o["bytes"] = c.bytes;
+    o["wire_bytes_per_device"] = c.wire_bytes_per_device;
+    o["group_size"] = c.group_size;
+    o["mesh_axis"] = c.mesh_axis;
+    o["reason"] = c.reason;
+    o["rule"] = c.rule;
+    o["instruction"] = c.instruction;
+    o["loop_multiplier"] = c.loop_multiplier;
+    o["trip_count_known"] = c.trip_count_known;
+    o["combined"] = c.combined;
+    o["op_name"] = c.op_name;
+    o["source"] = c.source;
+    predicted.push_back(std::move(o));
+  }
+  collectives["predicted"] = std::move(predicted);
+  nlohmann::ordered_json combined = nlohmann::ordered_json::array();
+  for (const passes::CombinedCollective& c : p.combined) {
+    combined.push_back({{"kind", c.kind},
+                        {"mesh_axis", c.mesh_axis},
+                        {"operand_count", c.members.size()},
+                        {"bytes", c.bytes},
+                        {"wire_bytes_per_device", c.wire_bytes_per_device},
+                        {"loop_multiplier", c.loop_multiplier},
+                        {"members", c.members}});
+  }
+  collectives["predicted_combined"] = std::move(combined);
+  nlohmann::ordered_json by_kind = nlohmann::ordered_json::object();
+  for (const auto& [kind, t] : p.by_kind) {
+    by_kind[kind] = {{"count", t.count},
+                     {"uncombined_count", t.uncombined_count},
+                     {"executions", t.executions},
+                     {"bytes", t.bytes},
+                     {"wire_bytes_per_device", t.wire_bytes_per_device}};
+  }
+  collectives["predicted_by_kind"] = std::move(by_kind);
+  collectives["predicted_total_wire_bytes_per_device"] = p.predicted_total_wire_bytes_per_device;
+  collectives["prediction_unknown_instructions"] = p.unknown_instructions;
+  collectives["prediction_notes"] = p.notes;
+  if (report.comparison == nullptr) {
+    collectives["comparison"] = nullptr;
+    return;
+  }
+  const passes::PredictionComparison& cmp = *report.comparison;
+  nlohmann::ordered_json c;
+  c["actual_file"] = report.actual_path;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const passes::KindComparison& row : cmp.by_kind) {
+    rows.push_back({{"kind", row.kind},
+                    {"predicted_count", row.predicted_count},
+                    {"actual_count", row.actual_count},
+                    {"predicted_executions", row.predicted_executions},
+                    {"actual_executions", row.actual_executions},
+                    {"predicted_bytes", row.predicted_bytes},
+                    {"actual_bytes", row.actual_bytes},
+                    {"predicted_wire_bytes_per_device", row.predicted_wire_bytes},
+                    {"actual_wire_bytes_per_device", row.actual_wire_bytes},
+                    {"wire_error_pct", ErrorJson(row.wire_error_pct, row.error_defined)}});
+  }
+  c["by_kind"] = std::move(rows);
+  c["predicted_total_wire_bytes_per_device"] = cmp.predicted_total_wire_bytes;
+  c["actual_total_wire_bytes_per_device"] = cmp.actual_total_wire_bytes;
+  c["total_error_pct"] = ErrorJson(cmp.total_error_pct, cmp.total_error_defined);
+  collectives["comparison"] = std::move(c);
+}
+
+void PrintPredictionText(const PredictionReport& report, std::ostream& out,
+                         const CollectivesTextOptions& options) {
+  const passes::CollectivePrediction& p = *report.prediction;
+  out << fmt::format(
+      "  predicted for the partitioned module (mesh {}): {} collectives, {} after combining, "
+      "{} on the wire per device and step\n",
+      MeshText(p.mesh), p.predicted.size(), Ops(static_cast<int64_t>(p.combined.size())),
+      HumanBytes(p.predicted_total_wire_bytes_per_device));
+  static constexpr char kRow[] = "    {:<20} {:>10} {:>5} {:>13} {:>8} {:>5} {:>13} {:>7}\n";
+  if (report.comparison != nullptr) {
+    const passes::PredictionComparison& cmp = *report.comparison;
+    out << "  compared with " << report.actual_path << "\n";
+    out << fmt::format(kRow, "kind", "predicted:", "runs", "wire/device", "actual:", "runs",
+                       "wire/device", "error");
+    for (const passes::KindComparison& r : cmp.by_kind) {
+      out << fmt::format(kRow, r.kind, Ops(r.predicted_count), r.predicted_executions,
+                         HumanBytes(r.predicted_wire_bytes), Ops(r.actual_count),
+                         r.actual_executions, HumanBytes(r.actual_wire_bytes),
+                         ErrorText(r.wire_error_pct, r.error_defined));
+    }
+    out << fmt::format(kRow, "total", "", "", HumanBytes(cmp.predicted_total_wire_bytes), "", "",
+                       HumanBytes(cmp.actual_total_wire_bytes),
+                       ErrorText(cmp.total_error_pct, cmp.total_error_defined));
+  } else {
+    out << "  (no after_optimizations module of this program found to compare with)\n";
+    out << fmt::format("    {:<20} {:>5} {:>12} {:>5} {:>13}\n", "kind", "ops", "uncombined",
+                       "runs", "wire/device");
+    for (const auto& [kind, t] : p.by_kind) {
+      out << fmt::format("    {:<20} {:>5} {:>12} {:>5} {:>13}\n", kind, t.count,
+                         t.uncombined_count, t.executions, HumanBytes(t.wire_bytes_per_device));
+    }
+  }
+  std::vector<const passes::CombinedCollective*> sorted;
+  for (const passes::CombinedCollective& c : p.combined) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return a->wire_bytes_per_device * a->loop_multiplier >
+           b->wire_bytes_per_device * b->loop_multiplier;
+  });
+  const size_t shown =
+      options.max_ops == 0 ? sorted.size() : std::min(options.max_ops, sorted.size());
+  if (shown > 0) {
+    out << fmt::format("    {:<19} {:>3} {:<10} {:>11} {:>11} {:>4}  {:<40} {}\n", "predicted op",
+                       "n", "axes", "B", "wire/dev", "runs", "reason", "source");
+  }
+  for (size_t i = 0; i < shown; ++i) {
+    const passes::CombinedCollective& c = *sorted[i];
+    const passes::PredictedCollective& first = p.predicted[static_cast<size_t>(c.members[0])];
+    const std::string kind =
+        c.members.size() > 1 ? fmt::format("{} x{}", c.kind, c.members.size()) : c.kind;
+    out << fmt::format("    {:<19} {:>3} {:<10} {:>11} {:>11} {:>4}  {:<40} {}\n", kind,
+                       first.group_size, c.mesh_axis, HumanBytes(c.bytes),
+                       HumanBytes(c.wire_bytes_per_device), c.loop_multiplier, Reasons(p, c),
+                       first.source.empty() ? first.op_name : first.source);
+  }
+  if (shown < sorted.size()) {
+    out << fmt::format("    ... {} more (--format json lists all)\n", sorted.size() - shown);
+  }
+  if (p.unknown_instructions > 0 || !p.notes.empty()) {
+    for (const std::string& note : p.notes) out << "  note: " << note << "\n";
+  }
+}
+
 }  // namespace spmdsim::analyzer

@@ -9,6 +9,21 @@
 //     all-reduce              9      9      1.92 MiB     x us
 //     instruction     kind         n  axes                 B    wire/dev  runs   time  source
 //     all-reduce.48   all-reduce   4  axis 0 of mesh [4,2] ...
+//
+// For a module not partitioned yet (before_optimizations), the prediction of
+// passes/collective_prediction.h follows, side by side with XLA's after_optimizations module of
+// the same program when it was found (mesh4x2_replicated_remat, --max-ops 2):
+//   predicted for the partitioned module (mesh ["data"=4, "model"=2]): 93 collectives, 57 ops
+//   after combining, 2.29 MiB on the wire per device and step
+//   compared with testdata/dumps/mesh4x2_replicated_remat/...cpu_after_optimizations.txt.gz
+//     kind                 predicted:  runs   wire/device  actual:  runs   wire/device   error
+//     all-gather               16 ops    16    768.00 KiB   16 ops    16    768.00 KiB   +0.0%
+//     all-reduce                9 ops     9    934.76 KiB    9 ops     9    934.76 KiB   +0.0%
+//     collective-permute       32 ops    32    640.00 KiB   32 ops    32    640.00 KiB   +0.0%
+//     total                                      2.29 MiB                     2.29 MiB   +0.0%
+//     predicted op      n axes           B    wire/dev runs  reason                    source
+//     all-reduce x31    4 data  324.50 KiB  486.76 KiB    1  data-parallel gradient +  ...
+//     all-reduce x3     2 model  96.00 KiB   96.00 KiB    1  tensor-parallel matmul    ...
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +31,7 @@
 
 #include "analyzer/input_loader.h"
 #include "passes/collective_analysis.h"
+#include "passes/collective_prediction.h"
 
 namespace spmdsim::analyzer {
 
@@ -26,5 +42,21 @@ struct CollectivesTextOptions {
 };
 void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResult& result,
                           std::ostream& out, const CollectivesTextOptions& options = {});
+
+// A prediction for an unpartitioned module and, when XLA's partitioned module of the same program
+// was found, the comparison with it.
+struct PredictionReport {
+  const passes::CollectivePrediction* prediction = nullptr;
+  const passes::PredictionComparison* comparison = nullptr;  // nullptr: nothing to compare with
+  std::string actual_path;                                   // the after_optimizations file
+};
+
+// Adds `predicted`, `predicted_combined`, `predicted_by_kind`,
+// `predicted_total_wire_bytes_per_device`, `prediction_mesh`, `prediction_notes` and
+// `comparison` (null without one) to a `collectives` object.
+void AddPredictionJson(const PredictionReport& report, nlohmann::ordered_json& collectives);
+
+void PrintPredictionText(const PredictionReport& report, std::ostream& out,
+                         const CollectivesTextOptions& options = {});
 
 }  // namespace spmdsim::analyzer

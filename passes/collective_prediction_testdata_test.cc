@@ -1,0 +1,82 @@
+// The collectives predicted from every before_optimizations dump in testdata/ against what XLA
+// inserted in the after_optimizations dump of the same program (passes/collective_analysis.h):
+// per kind, wire bytes within 10% and the same op count after combining; in total, within 10%.
+// Reproduce the table with
+//   spmdsim collectives
+//   testdata/dumps/<program>/module_0000.jit_train_step.before_optimizations.txt
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "analyzer/input_loader.h"
+#include "passes/collective_prediction.h"
+
+namespace spmdsim::passes {
+namespace {
+
+constexpr double kTolerancePct = 10.0;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+std::unique_ptr<ir::HloModule> Load(const std::string& relative) {
+  analyzer::LoadOutcome outcome =
+      analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
+  REQUIRE_FALSE(outcome.failure);
+  REQUIRE(outcome.inputs.modules.size() == 1);
+  return std::move(outcome.inputs.modules[0].module);
+}
+
+TEST_CASE("predicted collectives of every testdata program against XLA's") {
+  const nlohmann::json manifest = ReadJson(SPMDSIM_TESTDATA_DIR "/manifest.json");
+  int programs = 0;
+  for (const auto& program : manifest.at("programs")) {
+    const std::string name = program.at("name");
+    DYNAMIC_SECTION(name) {
+      const auto before = Load(program.at("files").at("before"));
+      const auto after = Load(program.at("files").at("after"));
+      const CollectivePrediction predicted = PredictCollectives(*before);
+      const CollectiveResult actual = AnalyzeCollectives(*after);
+      const PredictionComparison cmp = ComparePrediction(predicted, actual);
+
+      CHECK(predicted.unknown_instructions == 0);
+      for (const KindComparison& row : cmp.by_kind) {
+        INFO(row.kind << ": predicted " << row.predicted_count << " ops, "
+                      << row.predicted_wire_bytes << " B; actual " << row.actual_count << " ops, "
+                      << row.actual_wire_bytes << " B");
+        REQUIRE(row.error_defined);
+        CHECK(std::abs(row.wire_error_pct) <= kTolerancePct);
+        CHECK(row.predicted_count == row.actual_count);
+        CHECK(row.predicted_executions == row.actual_executions);
+      }
+      INFO("total: predicted " << cmp.predicted_total_wire_bytes << ", actual "
+                               << cmp.actual_total_wire_bytes);
+      CHECK(cmp.actual_total_wire_bytes > 0);
+      CHECK(std::abs(cmp.total_error_pct) <= kTolerancePct);
+
+      // The reasons follow the program's settings: replicated-threefry traffic exactly when JAX
+      // ran threefry in non-partitionable mode over split activations.
+      const bool replicated_threefry = !program.at("threefry_partitionable").get<bool>() &&
+                                       program.at("prng_impl") == "threefry2x32";
+      int threefry = 0;
+      int gradients = 0;
+      for (const PredictedCollective& c : predicted.predicted) {
+        threefry += c.reason == "replicated threefry";
+        gradients += c.reason == "data-parallel gradient";
+        CHECK_FALSE(c.op_name.empty());
+        CHECK(c.source.find("gen_dumps.py:") != std::string::npos);
+      }
+      CHECK((threefry > 0) == replicated_threefry);
+      CHECK(gradients > 0);
+      ++programs;
+    }
+  }
+  CHECK(programs >= 1);
+}
+
+}  // namespace
+}  // namespace spmdsim::passes
