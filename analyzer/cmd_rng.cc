@@ -1,6 +1,7 @@
 // spmdsim rng bits (--seed S | --key K0,K1) [--x32]
 //                  (--shape D0,D1,.. [--bits 8|16|32|64] | --split N | --fold-in D)
 //                  --mode partitionable|replicated [--format text|json]
+// spmdsim rng sites FILE|DIR... (analyzer/cmd_rng_sites.cc)
 // Prints exactly what jax.random produces (bits, split, fold_in), so users can check that a
 // program draws the same numbers on any mesh, and which counters each mode hashes.
 #include <charconv>
@@ -176,6 +177,7 @@ void RegisterRngCommand(CLI::App& app, RunFn& run) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   bits->callback([options, &run] { run = [options] { return RunRngBits(*options); }; });
+  RegisterRngSitesSubcommand(*rng, run);
 }
 
 }  // namespace spmdsim::analyzer

@@ -35,5 +35,8 @@ void RegisterStatsCommand(CLI::App& app, RunFn& run);
 void RegisterCollectivesCommand(CLI::App& app, RunFn& run);
 void RegisterRngCommand(CLI::App& app, RunFn& run);
 void RegisterAnalyzeCommand(CLI::App& app, RunFn& run);
+void RegisterOomCommand(CLI::App& app, RunFn& run);
+// `rng sites`, added under the `rng` subcommand by RegisterRngCommand.
+void RegisterRngSitesSubcommand(CLI::App& rng, RunFn& run);
 
 }  // namespace spmdsim::analyzer

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   RegisterCollectivesCommand(app, run);
   RegisterRngCommand(app, run);
   RegisterAnalyzeCommand(app, run);
+  RegisterOomCommand(app, run);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,992 @@
+#include "passes/rng_site_analysis.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/checked_math.h"
+#include "passes/buffer_alias_analysis.h"
+#include "passes/buffer_dataflow_analysis.h"
+
+namespace spmdsim::passes {
+namespace {
+
+using ir::HloComputation;
+using ir::HloInstruction;
+using ir::Opcode;
+using ir::PrimitiveType;
+using ir::SaturatingAdd;
+
+// Depth limit for the backward walks over operands (hostile input must not overflow the stack).
+constexpr int kMaxWalkDepth = 256;
+// The rotation amounts of threefry's two round groups (REFERENCE §1).
+constexpr int64_t kRotations[] = {13, 15, 26, 6, 17, 29, 16, 24};
+// Values this small are keys, key schedules and rotation vectors, not random tensors.
+constexpr int64_t kKeySizedElements = 16;
+// Rotations an unrolled hash performs (20 rounds).
+constexpr int kUnrolledShifts = 20;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool IsU32Array(const ir::Shape& shape) {
+  return shape.IsArray() && shape.element_type() == PrimitiveType::kU32;
+}
+
+// (s32[], X0, X1, ks0, ks1, ks2, u32[4], u32[4]): the state of XLA:CPU's rolled threefry loop.
+bool IsThreefryLoopState(const ir::Shape& shape) {
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 8) return false;
+  const auto& e = shape.tuple_shapes();
+  if (!e[0].IsArray() || e[0].element_type() != PrimitiveType::kS32 || e[0].rank() != 0) {
+    return false;
+  }
+  for (int i = 1; i <= 5; ++i) {
+    if (!IsU32Array(e[i])) return false;
+  }
+  if (e[1].dims() != e[2].dims()) return false;
+  for (int i = 6; i <= 7; ++i) {
+    if (!IsU32Array(e[i]) || e[i].dims() != std::vector<int64_t>{4}) return false;
+  }
+  return true;
+}
+
+// Calls `visit` on every instruction of `computation` and of the computations it calls (fusion
+// bodies included), depth-limited.
+void ForEachNested(const HloComputation* computation,
+                   const std::function<void(const HloInstruction*)>& visit, int depth = 0) {
+  if (computation == nullptr || depth > 16) return;
+  for (const HloInstruction* instr : computation->instructions) {
+    visit(instr);
+    for (const ir::CalledComputation& called : instr->called_computations) {
+      ForEachNested(called.computation, visit, depth + 1);
+    }
+  }
+}
+
+// The scalar integer a constant (or broadcast of a constant) holds, if it is one.
+std::optional<int64_t> ScalarConstant(const HloInstruction* instr) {
+  if (instr->opcode == Opcode::kBroadcast && instr->operands.size() == 1) {
+    instr = instr->operands[0];
+  }
+  if (instr->opcode != Opcode::kConstant || instr->shape.ElementCount() != 1) return std::nullopt;
+  std::string_view text = instr->payload;
+  while (!text.empty() && (text.front() == '{' || text.front() == ' ')) text.remove_prefix(1);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc()) return std::nullopt;
+  return value;
+}
+
+// The integers of a constant array payload "{0, 0, 1, 1}".
+std::vector<int64_t> ArrayConstant(const HloInstruction* instr) {
+  std::vector<int64_t> values;
+  if (instr->opcode != Opcode::kConstant) return values;
+  std::string_view text = instr->payload;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '-' || (text[i] >= '0' && text[i] <= '9')) {
+      int64_t value = 0;
+      const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), value);
+      if (ec != std::errc()) break;
+      values.push_back(value);
+      i = static_cast<size_t>(end - text.data());
+    } else {
+      ++i;
+    }
+  }
+  return values;
+}
+
+// Number of shift-lefts by a threefry rotation constant inside a computation and its callees,
+// and how many distinct rotation amounts they use.
+std::pair<int, int> RotationShifts(const HloComputation* computation) {
+  int shifts = 0;
+  std::set<int64_t> amounts;
+  ForEachNested(computation, [&](const HloInstruction* instr) {
+    if (instr->opcode != Opcode::kShiftLeft || instr->operands.size() != 2) return;
+    const std::optional<int64_t> amount = ScalarConstant(instr->operands[1]);
+    if (!amount) return;
+    if (std::find(std::begin(kRotations), std::end(kRotations), *amount) != std::end(kRotations)) {
+      ++shifts;
+      amounts.insert(*amount);
+    }
+  });
+  return {shifts, static_cast<int>(amounts.size())};
+}
+
+bool ContainsOpcode(const HloComputation* computation, Opcode opcode) {
+  bool found = false;
+  ForEachNested(computation,
+                [&](const HloInstruction* instr) { found |= instr->opcode == opcode; });
+  return found;
+}
+
+std::string ShapeText(const ir::Shape& shape) { return shape.ToString(/*print_layout=*/false); }
+
+// What an instruction's value comes from: its operands, or for an element of a control-flow
+// computation's parameter, that element of each caller's operand (loop-invariant values hoisted
+// out of a loop are found this way).
+std::vector<const HloInstruction*> Producers(const HloInstruction* instr) {
+  std::vector<const HloInstruction*> out;
+  if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty() &&
+      instr->operands[0]->opcode == Opcode::kParameter && instr->operands[0]->parent != nullptr &&
+      !instr->operands[0]->parent->is_entry) {
+    const HloInstruction* parameter = instr->operands[0];
+    for (const HloInstruction* caller : parameter->parent->callers) {
+      const size_t number =
+          caller->opcode == Opcode::kWhile
+              ? 0
+              : static_cast<size_t>(std::max<int64_t>(parameter->parameter_number, 0));
+      if (number >= caller->operands.size()) continue;
+      const HloInstruction* source = caller->operands[number];
+      if (source->opcode == Opcode::kTuple && instr->tuple_index >= 0 &&
+          instr->tuple_index < static_cast<int64_t>(source->operands.size())) {
+        source = source->operands[instr->tuple_index];
+      }
+      out.push_back(source);
+    }
+    return out;
+  }
+  out.assign(instr->operands.begin(), instr->operands.end());
+  return out;
+}
+
+std::string_view LastComponent(std::string_view op_name) {
+  const size_t slash = op_name.rfind('/');
+  return slash == std::string_view::npos ? op_name : op_name.substr(slash + 1);
+}
+
+// "jit(_uniform)" -> "uniform"; empty when the component is not a jit(_name).
+std::string_view JaxRandomFunction(std::string_view component) {
+  if (!StartsWith(component, "jit(_") || component.back() != ')') return {};
+  return component.substr(5, component.size() - 6);
+}
+
+}  // namespace
+
+std::string RngScope(std::string_view op_name) {
+  std::string_view scope = op_name;
+  const std::string_view last = LastComponent(scope);
+  if (last == "while" || last == "threefry2x32" || last == "rng_bit_generator" ||
+      last == "rng_uniform" || last == "random_bits") {
+    scope = scope.substr(0, scope.size() - std::min(scope.size(), last.size() + 1));
+  }
+  // Key derivation keeps its own function in the scope (".../jit(_threefry_fold_in)/...").
+  if (scope.find("threefry_split") != std::string_view::npos ||
+      scope.find("threefry_fold_in") != std::string_view::npos) {
+    return std::string(scope);
+  }
+  while (true) {
+    const size_t slash = scope.rfind('/');
+    if (slash == std::string_view::npos) break;
+    const std::string_view component = scope.substr(slash + 1);
+    if (JaxRandomFunction(component).empty()) break;
+    const std::string_view rest = scope.substr(0, slash);
+    if (rest.find('/') == std::string_view::npos) break;  // keep one below the outermost jit
+    scope = rest;
+  }
+  return std::string(scope);
+}
+
+std::string RngPhase(std::string_view op_name) {
+  if (op_name.find("transpose(") != std::string_view::npos) return "backward";
+  if (op_name.find("jvp(") != std::string_view::npos) return "forward";
+  return "other";
+}
+
+namespace {
+
+// What one random site is made of while it is being analysed.
+struct SiteWork {
+  RngSite site;
+  const HloInstruction* anchor = nullptr;
+  std::vector<const HloInstruction*> counters;  // counter inputs of the hash
+  std::vector<const HloInstruction*> keys;      // key inputs
+  std::unordered_set<const HloInstruction*> members;
+  // Members read by a backward (transpose(jvp)) consumer while the site is in the forward pass.
+  std::set<const HloInstruction*> crossing;
+  std::set<std::string> crossing_values;  // their module values, as XLA names them
+};
+
+class RngSiteFinder {
+ public:
+  RngSiteFinder(const ir::HloModule& module, const RngSiteOptions& options)
+      : module_(module), options_(options) {}
+
+  RngSiteResult Run();
+
+ private:
+  void FindAnchors();
+  void AddSite(const HloInstruction* anchor, std::string kind);
+  bool RandomOnly(const HloInstruction* instr, int depth = 0);
+  bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
+  std::string CounterMode(const SiteWork& work);
+  int64_t PartitionShards(const SiteWork& work);
+  const HloInstruction* PartitionDependency(const HloInstruction* instr, int depth,
+                                            std::unordered_set<const HloInstruction*>& seen);
+  void CollectMembers();
+  void DescribeShapes(SiteWork& work);
+  void DescribeConsumers(SiteWork& work);
+  void MeasureBuffers();
+  void AttachCollectives();
+  void Findings(RngSiteResult& result);
+
+  const ir::HloModule& module_;
+  const RngSiteOptions& options_;
+  std::vector<SiteWork> sites_;
+  std::unordered_map<const HloInstruction*, bool> random_only_;
+  std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+};
+
+void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
+  SiteWork work;
+  work.anchor = anchor;
+  work.site.name = std::string(anchor->name);
+  work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
+  work.site.kind = std::move(kind);
+  work.site.op_name = std::string(anchor->metadata.op_name);
+  work.site.scope = RngScope(anchor->metadata.op_name);
+  work.site.phase = RngPhase(anchor->metadata.op_name);
+  std::string_view file;
+  int64_t line = 0;
+  if (!anchor->metadata.source_file.empty()) {
+    work.site.source = anchor->metadata.Source();
+  } else if (anchor->metadata.stack_frame_id > 0 &&
+             module_.stack_frames.Resolve(anchor->metadata.stack_frame_id, file, line)) {
+    const size_t slash = file.rfind('/');
+    work.site.source =
+        std::string(slash == std::string_view::npos ? file : file.substr(slash + 1)) + ":" +
+        std::to_string(line);
+  }
+  // The JAX functions that drew the bits, outermost first.
+  std::string draws;
+  std::string_view rest = anchor->metadata.op_name;
+  while (!rest.empty()) {
+    const size_t slash = rest.find('/');
+    const std::string_view component = rest.substr(0, slash);
+    const std::string_view function = JaxRandomFunction(component);
+    if (!function.empty()) {
+      if (!draws.empty()) draws += "/";
+      draws += function;
+    }
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  work.site.draws = draws;
+  const std::string_view op_name = anchor->metadata.op_name;
+  if (op_name.find("threefry_split") != std::string_view::npos) {
+    work.site.purpose = "split";
+  } else if (op_name.find("threefry_fold_in") != std::string_view::npos) {
+    work.site.purpose = "fold_in";
+  } else if (!draws.empty() || anchor->opcode != Opcode::kWhile) {
+    work.site.purpose = "bits";
+  } else {
+    work.site.purpose = "key";  // a threefry loop outside any jax.random drawing function
+  }
+  if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty() &&
+      anchor->operands[0]->opcode == Opcode::kTuple && anchor->operands[0]->operands.size() == 8) {
+    const auto& init = anchor->operands[0]->operands;
+    work.counters = {init[1], init[2]};
+    work.keys = {init[3], init[4], init[5]};
+  } else if (anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) {
+    work.keys = {anchor->operands[0], anchor->operands[1]};
+    work.counters = {anchor->operands[2], anchor->operands[3]};
+  } else {
+    for (const HloInstruction* operand : anchor->operands) work.keys.push_back(operand);
+  }
+  work.site.dtype = "u32";
+  sites_.push_back(std::move(work));
+}
+
+void RngSiteFinder::FindAnchors() {
+  for (const HloComputation* computation : module_.computations) {
+    if (computation->IsFusionComputation()) continue;
+    // Unfused unrolled hashes: elementwise ops whose op_name contains "threefry2x32", grouped by
+    // the op_name up to it.
+    std::map<std::string, std::pair<int, const HloInstruction*>> unrolled;
+    for (const HloInstruction* instr : computation->instructions) {
+      switch (instr->opcode) {
+        case Opcode::kWhile: {
+          const int64_t trips = WhileTripCount(*instr);
+          if (trips == options_.rolled_trip_count && IsThreefryLoopState(instr->shape) &&
+              ContainsOpcode(instr->Called("body"), Opcode::kShiftLeft)) {
+            AddSite(instr, "threefry-rolled");
+          }
+          break;
+        }
+        case Opcode::kCustomCall:
+          if (instr->custom_call_target.find("threefry2x32") != std::string_view::npos) {
+            AddSite(instr, "threefry-custom-call");
+          }
+          break;
+        case Opcode::kRngBitGenerator:
+          AddSite(instr, "rng-bit-generator");
+          sites_.back().site.algorithm = std::string(instr->FindAttribute("algorithm"));
+          sites_.back().site.mode = "rbg";
+          break;
+        case Opcode::kRng:
+          AddSite(instr, "rng");
+          sites_.back().site.algorithm = std::string(instr->FindAttribute("distribution"));
+          sites_.back().site.mode = "unknown";
+          break;
+        case Opcode::kCall: {
+          // XLA:CPU expands rng-bit-generator into a call to %rng.N returning (state, bits).
+          const HloComputation* callee = instr->Called("to_apply");
+          if (callee != nullptr && StartsWith(callee->name, "rng") && instr->shape.IsTuple() &&
+              instr->shape.tuple_shapes().size() == 2 &&
+              LastComponent(instr->metadata.op_name) == "rng_bit_generator") {
+            AddSite(instr, "rng-bit-generator");
+            sites_.back().site.algorithm = "expanded: call to %" + std::string(callee->name);
+            sites_.back().site.mode = "rbg";
+          }
+          break;
+        }
+        case Opcode::kFusion: {
+          const auto [shifts, amounts] = RotationShifts(instr->Called("calls"));
+          if (shifts >= kUnrolledShifts && amounts == 8) AddSite(instr, "threefry-expanded");
+          break;
+        }
+        default: {
+          const std::string_view op_name = instr->metadata.op_name;
+          const size_t at = op_name.find("threefry2x32");
+          if (at != std::string_view::npos && instr->opcode != Opcode::kWhile) {
+            auto& group = unrolled[std::string(op_name.substr(0, at + 12))];
+            if (instr->opcode == Opcode::kShiftLeft) ++group.first;
+            group.second = instr;  // the last one: the hash's final output
+          }
+          break;
+        }
+      }
+    }
+    for (const auto& [prefix, group] : unrolled) {
+      if (group.first >= kUnrolledShifts) AddSite(group.second, "threefry-expanded");
+    }
+  }
+  std::stable_sort(sites_.begin(), sites_.end(), [](const SiteWork& a, const SiteWork& b) {
+    return a.anchor->id < b.anchor->id;
+  });
+}
+
+bool RngSiteFinder::RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth) {
+  if (tuple->opcode == Opcode::kTuple && index >= 0 &&
+      index < static_cast<int64_t>(tuple->operands.size())) {
+    return RandomOnly(tuple->operands[index], depth + 1);
+  }
+  return RandomOnly(tuple, depth + 1);
+}
+
+// Derived only from keys, counters and constants.
+bool RngSiteFinder::RandomOnly(const HloInstruction* instr, int depth) {
+  if (depth > kMaxWalkDepth) return false;
+  const auto found = random_only_.find(instr);
+  if (found != random_only_.end()) return found->second;
+  random_only_[instr] = true;  // optimistic on cycles (loop-carried keys)
+  bool result = false;
+  switch (instr->opcode) {
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kRngGetAndUpdateState:
+      result = true;
+      break;
+    case Opcode::kParameter: {
+      const HloComputation* computation = instr->parent;
+      if (computation != nullptr && computation->is_entry) {
+        // A key: u32 words, at most 4 of them (threefry u32[2], rbg u32[4]).
+        result = IsU32Array(instr->shape) && instr->shape.ElementCount() <= 4;
+      } else if (computation != nullptr && !computation->callers.empty()) {
+        result = true;
+        for (const HloInstruction* caller : computation->callers) {
+          if (caller->opcode == Opcode::kWhile || caller->opcode == Opcode::kCall) {
+            const size_t number =
+                static_cast<size_t>(std::max<int64_t>(instr->parameter_number, 0));
+            if (number < caller->operands.size()) {
+              result &= RandomOnly(caller->operands[number], depth + 1);
+            }
+          } else {
+            result = false;
+          }
+        }
+      }
+      break;
+    }
+    case Opcode::kGetTupleElement: {
+      const HloInstruction* operand = instr->operands.empty() ? nullptr : instr->operands[0];
+      if (operand == nullptr) break;
+      if (operand->opcode == Opcode::kParameter && operand->parent != nullptr &&
+          !operand->parent->is_entry && !operand->parent->callers.empty()) {
+        result = true;
+        for (const HloInstruction* caller : operand->parent->callers) {
+          if ((caller->opcode == Opcode::kWhile || caller->opcode == Opcode::kCall) &&
+              !caller->operands.empty()) {
+            const size_t number =
+                caller->opcode == Opcode::kWhile
+                    ? 0
+                    : static_cast<size_t>(std::max<int64_t>(operand->parameter_number, 0));
+            if (number < caller->operands.size()) {
+              result &= RandomOnlyElement(caller->operands[number], instr->tuple_index, depth);
+            }
+          } else {
+            result = false;
+          }
+        }
+      } else if (operand->opcode == Opcode::kWhile && !operand->operands.empty()) {
+        result = RandomOnlyElement(operand->operands[0], instr->tuple_index, depth);
+      } else {
+        result = RandomOnlyElement(operand, instr->tuple_index, depth);
+      }
+      break;
+    }
+    default:
+      if (instr->opcode == Opcode::kCustomCall &&
+          instr->custom_call_target.find("threefry") == std::string_view::npos) {
+        result = false;
+        break;
+      }
+      result = !instr->operands.empty();
+      for (const HloInstruction* operand : instr->operands) {
+        if (!result) break;
+        result = RandomOnly(operand, depth + 1);
+      }
+      if (instr->operands.empty() && instr->opcode == Opcode::kFusion) result = true;
+      break;
+  }
+  random_only_[instr] = result;
+  return result;
+}
+
+// Partitionable counters come from u64 iotas (iota_2x32_shape); replicated ones from a flat
+// 32-bit iota split in halves.
+std::string RngSiteFinder::CounterMode(const SiteWork& work) {
+  bool u64_iota = false;
+  bool flat_iota = false;
+  bool exchanged = false;
+  std::unordered_set<const HloInstruction*> seen;
+  std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* instr,
+                                                             int depth) {
+    if (depth > 12 || !seen.insert(instr).second) return;
+    if (instr->opcode == Opcode::kCollectivePermute || instr->opcode == Opcode::kAllGather) {
+      exchanged = true;
+    }
+    if (instr->metadata.op_name.find("iota_2x32_shape") != std::string_view::npos) u64_iota = true;
+    const auto look = [&](const HloInstruction* inner) {
+      if (inner->opcode != Opcode::kIota) return;
+      if (inner->shape.element_type() == PrimitiveType::kU64) {
+        u64_iota = true;
+      } else if (inner->shape.rank() == 1) {
+        flat_iota = true;
+      }
+    };
+    look(instr);
+    if (instr->opcode == Opcode::kFusion) ForEachNested(instr->Called("calls"), look);
+    for (const HloInstruction* operand : Producers(instr)) walk(operand, depth + 1);
+  };
+  for (const HloInstruction* counter : work.counters) walk(counter, 0);
+  if (u64_iota) return "partitionable";
+  if (flat_iota || exchanged) return "replicated";
+  return "unknown";
+}
+
+// Shards of a partitionable site: the partition-id offset of its counters, read from a constant
+// table indexed by partition-id (distinct values) or partition-id itself (every device).
+int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
+  int64_t shards = 1;
+  std::unordered_set<const HloInstruction*> seen;
+  std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* counter,
+                                                             int depth) {
+    if (depth > 8 || !seen.insert(counter).second) return;
+    // Only the instruction that builds the counters from iotas carries the shard offset.
+    const bool builds_counters = counter->opcode == Opcode::kIota ||
+                                 (counter->opcode == Opcode::kFusion &&
+                                  ContainsOpcode(counter->Called("calls"), Opcode::kIota));
+    for (const HloInstruction* operand : counter->operands) {
+      if (!builds_counters) break;
+      if (operand->opcode != Opcode::kPartitionId && operand->opcode != Opcode::kReplicaId) {
+        continue;
+      }
+      bool via_table = false;
+      for (const HloInstruction* other : counter->operands) {
+        const std::vector<int64_t> table = ArrayConstant(other);
+        if (table.size() > 1 && static_cast<int64_t>(table.size()) == module_.num_partitions) {
+          via_table = true;
+          shards = std::max<int64_t>(
+              shards, static_cast<int64_t>(std::set<int64_t>(table.begin(), table.end()).size()));
+        }
+      }
+      if (!via_table) shards = std::max<int64_t>(shards, module_.num_partitions);
+    }
+    for (const HloInstruction* producer : Producers(counter)) walk(producer, depth + 1);
+  };
+  for (const HloInstruction* counter : work.counters) walk(counter, 0);
+  return shards;
+}
+
+const HloInstruction* RngSiteFinder::PartitionDependency(
+    const HloInstruction* instr, int depth, std::unordered_set<const HloInstruction*>& seen) {
+  if (depth > kMaxWalkDepth || !seen.insert(instr).second) return nullptr;
+  if (instr->opcode == Opcode::kPartitionId || instr->opcode == Opcode::kReplicaId) return instr;
+  if (instr->opcode == Opcode::kFusion) {
+    const HloInstruction* inner = nullptr;
+    ForEachNested(instr->Called("calls"), [&](const HloInstruction* i) {
+      if (inner == nullptr &&
+          (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
+        inner = i;
+      }
+    });
+    if (inner != nullptr) return inner;
+  }
+  // Through a control-flow computation's parameter: the callers' operand (for a get-tuple-element
+  // of it, only that element of the operand, and of the loop body's root for a while).
+  const auto through_callers = [&](const HloInstruction* parameter,
+                                   int64_t element) -> const HloInstruction* {
+    for (const HloInstruction* caller : parameter->parent->callers) {
+      const size_t number =
+          caller->opcode == Opcode::kWhile
+              ? 0
+              : static_cast<size_t>(std::max<int64_t>(parameter->parameter_number, 0));
+      std::vector<const HloInstruction*> sources;
+      if (number < caller->operands.size()) sources.push_back(caller->operands[number]);
+      if (caller->opcode == Opcode::kWhile && caller->Called("body") != nullptr &&
+          caller->Called("body")->root != nullptr) {
+        sources.push_back(caller->Called("body")->root);
+      }
+      for (const HloInstruction* source : sources) {
+        if (element >= 0 && source->opcode == Opcode::kTuple &&
+            element < static_cast<int64_t>(source->operands.size())) {
+          source = source->operands[element];
+        }
+        if (const HloInstruction* hit = PartitionDependency(source, depth + 1, seen)) return hit;
+      }
+    }
+    return nullptr;
+  };
+  if (instr->opcode == Opcode::kParameter) {
+    if (instr->parent == nullptr || instr->parent->is_entry) return nullptr;
+    return through_callers(instr, -1);
+  }
+  if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty() &&
+      instr->operands[0]->opcode == Opcode::kParameter && instr->operands[0]->parent != nullptr &&
+      !instr->operands[0]->parent->is_entry) {
+    return through_callers(instr->operands[0], instr->tuple_index);
+  }
+  if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty() &&
+      instr->operands[0]->opcode == Opcode::kTuple) {
+    const HloInstruction* tuple = instr->operands[0];
+    if (instr->tuple_index >= 0 &&
+        instr->tuple_index < static_cast<int64_t>(tuple->operands.size())) {
+      return PartitionDependency(tuple->operands[instr->tuple_index], depth + 1, seen);
+    }
+  }
+  for (const HloInstruction* operand : instr->operands) {
+    if (const HloInstruction* hit = PartitionDependency(operand, depth + 1, seen)) return hit;
+  }
+  // A call's results depend on what its computation computes from its parameters.
+  if (instr->opcode == Opcode::kCall) {
+    const HloComputation* callee = instr->Called("to_apply");
+    if (callee != nullptr && callee->root != nullptr) {
+      return PartitionDependency(callee->root, depth + 1, seen);
+    }
+  }
+  return nullptr;
+}
+
+void RngSiteFinder::CollectMembers() {
+  // Members: random-only instructions of the anchor's computation inside its scope; each goes to
+  // the site with the longest scope. The anchor's loop body and condition belong to it whole.
+  std::unordered_map<const HloComputation*, std::vector<int>> by_computation;
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    by_computation[sites_[s].anchor->parent].push_back(static_cast<int>(s));
+    site_of_[sites_[s].anchor] = static_cast<int>(s);
+  }
+  for (const auto& [computation, indices] : by_computation) {
+    for (const HloInstruction* instr : computation->instructions) {
+      if (site_of_.count(instr) != 0) continue;
+      const std::string_view op_name = instr->metadata.op_name;
+      int best = -1;
+      size_t best_length = 0;
+      for (const int s : indices) {
+        const std::string& scope = sites_[s].site.scope;
+        if (scope.empty() || !StartsWith(op_name, scope)) continue;
+        if (op_name.size() > scope.size() && op_name[scope.size()] != '/') continue;
+        if (scope.size() > best_length) {
+          best = s;
+          best_length = scope.size();
+        }
+      }
+      if (best < 0 || !RandomOnly(instr)) continue;
+      site_of_[instr] = best;
+    }
+  }
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    const HloInstruction* anchor = sites_[s].anchor;
+    if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty() &&
+        anchor->operands[0]->opcode == Opcode::kTuple) {
+      site_of_.emplace(anchor->operands[0], static_cast<int>(s));
+    }
+    for (const ir::CalledComputation& called : anchor->called_computations) {
+      if (called.computation == nullptr || called.computation->IsFusionComputation()) continue;
+      ForEachNested(called.computation, [&](const HloInstruction* instr) {
+        if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
+          site_of_.emplace(instr, static_cast<int>(s));
+        }
+      });
+    }
+  }
+  for (const auto& [instr, s] : site_of_) sites_[s].members.insert(instr);
+  for (SiteWork& work : sites_) {
+    work.site.instruction_count = static_cast<int64_t>(work.members.size());
+  }
+}
+
+void RngSiteFinder::DescribeShapes(SiteWork& work) {
+  RngSite& site = work.site;
+  const HloInstruction* anchor = work.anchor;
+  // The random tensor: the hash outputs handed to consumers; when the site hands over more
+  // elements than the consumer produces (the global bits of replicated mode or rbg, sliced by
+  // the consumer), the consumer's shape.
+  const ir::Shape* tensor = nullptr;
+  int64_t largest = 0;
+  int64_t gathered = 0;  // elements all-gathered (both halves of replicated mode's hash outputs)
+  for (const HloInstruction* member : work.members) {
+    if (member->parent != anchor->parent) continue;
+    if (IsU32Array(member->shape)) largest = std::max(largest, member->shape.ElementCount());
+    if (member->opcode == Opcode::kAllGather && IsU32Array(member->shape)) {
+      gathered = SaturatingAdd(gathered, member->shape.ElementCount());
+    }
+    for (const HloInstruction* user : member->users) {
+      if (work.members.count(user) != 0 || !user->shape.IsArray()) continue;
+      if (!member->shape.IsArray() || member->shape.ElementCount() < 2) continue;
+      const ir::Shape* candidate =
+          member->shape.ElementCount() > user->shape.ElementCount() ? &user->shape : &member->shape;
+      if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
+        tensor = candidate;
+      }
+    }
+  }
+  if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
+    tensor = &anchor->shape.tuple_shapes()[1];
+  }
+  if (tensor == nullptr && anchor->shape.IsArray()) tensor = &anchor->shape;
+  if (tensor != nullptr) {
+    site.shape = tensor->dims();
+    site.local_elements = tensor->ElementCount();
+    if (anchor->opcode == Opcode::kRng || anchor->opcode == Opcode::kCustomCall) {
+      site.dtype = std::string(ir::PrimitiveTypeName(tensor->element_type()));
+    }
+  }
+  if (site.mode.empty()) site.mode = CounterMode(work);
+  if (site.purpose != "bits" && site.mode == "replicated" && work.counters.size() == 2 &&
+      work.counters[0]->opcode == Opcode::kConstant) {
+    site.mode = "unknown";
+  }
+  site.global_elements = site.local_elements;
+  if (site.mode == "partitionable") {
+    site.shards = PartitionShards(work);
+    site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
+  } else if (site.mode == "replicated" || site.mode == "rbg") {
+    site.global_elements = std::max({site.local_elements, largest, gathered});
+    site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+  }
+}
+
+void RngSiteFinder::DescribeConsumers(SiteWork& work) {
+  std::set<std::string> seen;
+  std::set<const HloInstruction*> consumer_set;
+  std::set<const HloInstruction*>& crossing = work.crossing;
+  for (const HloInstruction* member : work.members) {
+    for (const HloInstruction* user : member->users) {
+      if (work.members.count(user) != 0) continue;
+      bool select = false;
+      bool compare = false;
+      bool log = false;
+      const auto look = [&](const HloInstruction* i) {
+        select |= i->opcode == Opcode::kSelect;
+        compare |= i->opcode == Opcode::kCompare;
+        log |= i->opcode == Opcode::kLog || i->opcode == Opcode::kErf || i->opcode == Opcode::kSqrt;
+      };
+      look(user);
+      if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
+      if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
+        consumer_set.insert(user);
+        if (RngPhase(user->metadata.op_name) == "backward" && work.site.phase == "forward" &&
+            member->shape.IsArray() && member->shape.ElementCount() > kKeySizedElements) {
+          crossing.insert(member);
+        }
+      }
+      std::string what;
+      const auto other = site_of_.find(user);
+      if (other != site_of_.end()) {
+        what = "key of " + sites_[other->second].site.name;
+      } else if (select && compare) {
+        what = "dropout (mask and select)";
+      } else if (compare) {
+        what = "mask (compare)";
+      } else if (log) {
+        what = "normal";
+      } else if (user->opcode == Opcode::kTuple || user->opcode == Opcode::kWhile) {
+        what = "loop state";
+      } else {
+        what = work.site.draws.empty() ? "bits" : work.site.draws;
+      }
+      what += " in " + std::string(user->name) + " (" + RngPhase(user->metadata.op_name) + ")";
+      if (seen.insert(what).second) work.site.consumers.push_back(what);
+    }
+  }
+  std::sort(work.site.consumers.begin(), work.site.consumers.end());
+  work.site.consumer_count = static_cast<int64_t>(consumer_set.size());
+}
+
+std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor) {
+  if (instr->parent != anchor->parent) return "loop temporaries (hash state copies)";
+  switch (instr->opcode) {
+    case Opcode::kAllGather:
+      return "all-gathered hash outputs";
+    case Opcode::kCollectivePermute:
+      return "exchanged counters";
+    case Opcode::kConcatenate:
+      return "bits (concatenated hash outputs)";
+    case Opcode::kCustomCall:
+    case Opcode::kCall:
+      return "hash outputs / bits";
+    default:
+      break;
+  }
+  if (instr->shape.IsArray() && instr->shape.element_type() == PrimitiveType::kPred) return "mask";
+  for (const HloInstruction* user : instr->users) {
+    if (user->opcode == Opcode::kTuple) {
+      for (const HloInstruction* tuple_user : user->users) {
+        if (tuple_user == anchor) return "counters (loop state: then hash outputs)";
+      }
+    }
+  }
+  if (instr->metadata.op_name.find("iota") != std::string_view::npos ||
+      instr->metadata.op_name.find("split") != std::string_view::npos) {
+    return "counters";
+  }
+  return "derived";
+}
+
+void RngSiteFinder::MeasureBuffers() {
+  const DataflowAnalysis dataflow = DataflowAnalysis::Run(module_);
+  const AliasAnalysis alias = AliasAnalysis::Run(dataflow);
+  // buffer id -> (site, first member value)
+  std::map<int32_t, std::pair<int, int32_t>> owner;
+  std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
+  for (const HloValue& value : dataflow.values()) {
+    const int32_t buffer = alias.BufferIdOf(value.id);
+    const auto member = site_of_.find(value.instruction);
+    if (member == site_of_.end()) {
+      foreign.insert(buffer);
+      continue;
+    }
+    if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
+    // Name the buffer after a value in the anchor's computation when it has one (the counters
+    // a loop starts from), else after its first value.
+    const auto known = owner.find(buffer);
+    if (known == owner.end()) {
+      owner[buffer] = {member->second, value.id};
+    } else if (value.instruction->parent == sites_[member->second].anchor->parent &&
+               dataflow.value(known->second.second).instruction->parent !=
+                   sites_[member->second].anchor->parent &&
+               !value.is_phi) {
+      known->second.second = value.id;
+    }
+  }
+  for (const auto& [buffer, who] : owner) {
+    if (foreign.count(buffer) != 0) continue;
+    const HloValue& value = dataflow.value(who.second);
+    const ir::Shape& shape = dataflow.SlotShape(value.slot);
+    if (!shape.IsArray()) continue;
+    if (alias.buffers()[buffer].live_out) continue;
+    SiteWork& work = sites_[who.first];
+    RngSiteBuffer out;
+    out.value = dataflow.ValueName(value);
+    out.opcode = std::string(value.instruction->opcode_name);
+    out.shape = ShapeText(shape);
+    out.op_name = std::string(value.instruction->metadata.op_name);
+    if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
+    out.bytes = shape.ByteSize();
+    out.role = BufferRole(value.instruction, work.anchor);
+    work.site.materialized_bytes = SaturatingAdd(work.site.materialized_bytes, out.bytes);
+    if (out.role.rfind("counters", 0) == 0 || out.role.rfind("loop", 0) == 0 ||
+        out.role.rfind("exchanged", 0) == 0) {
+      work.site.counter_bytes = SaturatingAdd(work.site.counter_bytes, out.bytes);
+    } else {
+      work.site.bits_bytes = SaturatingAdd(work.site.bits_bytes, out.bytes);
+    }
+    work.site.buffers.push_back(std::move(out));
+  }
+  for (SiteWork& work : sites_) {
+    std::stable_sort(
+        work.site.buffers.begin(), work.site.buffers.end(),
+        [](const RngSiteBuffer& a, const RngSiteBuffer& b) { return a.bytes > b.bytes; });
+  }
+}
+
+void RngSiteFinder::AttachCollectives() {
+  CollectiveResult owned;
+  const CollectiveResult* collectives = options_.collectives;
+  if (collectives == nullptr) {
+    owned = AnalyzeCollectives(module_);
+    collectives = &owned;
+  }
+  std::map<std::pair<std::string_view, std::string_view>, int> member_by_name;
+  for (const auto& [instr, s] : site_of_) {
+    if (instr->parent != nullptr) member_by_name[{instr->parent->name, instr->name}] = s;
+  }
+  for (const CollectiveOp& op : collectives->ops) {
+    const auto found = member_by_name.find({op.computation, op.instruction});
+    if (found == member_by_name.end()) continue;
+    RngSite& site = sites_[found->second].site;
+    RngSiteCollective out;
+    out.instruction = op.instruction;
+    out.kind = op.kind;
+    out.bytes = op.bytes;
+    out.wire_bytes_per_device = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
+    site.wire_bytes_per_device =
+        SaturatingAdd(site.wire_bytes_per_device, out.wire_bytes_per_device);
+    site.collectives.push_back(std::move(out));
+  }
+}
+
+void RngSiteFinder::Findings(RngSiteResult& result) {
+  for (const SiteWork& work : sites_) {
+    const RngSite& site = work.site;
+    if (site.key_depends_on_partition && site.purpose == "bits") {
+      RngFinding f;
+      f.kind = "rng-depends-on-partition";
+      f.severity = "warning";
+      f.site = site.name;
+      f.op_name = site.op_name;
+      f.source = site.source;
+      f.message = "the key of " + site.name + " is derived from " + site.key_dependency +
+                  " (the device's position in the mesh, e.g. fold_in(key, axis_index) inside "
+                  "shard_map): each device draws its own independent noise, so the bits change "
+                  "with the number of devices and the batch split; a key shared by all devices "
+                  "(partitionable or replicated threefry) gives the same bits on any mesh";
+      result.findings.push_back(std::move(f));
+    }
+    if (!work.crossing.empty()) {
+      RngFinding f;
+      f.kind = "rng-key-residual";
+      f.severity = "warning";
+      std::string values;
+      for (const HloInstruction* held : work.crossing) {
+        f.bytes = SaturatingAdd(f.bytes, held->shape.IsArray() ? held->shape.ByteSize() : 0);
+        values +=
+            (values.empty() ? "" : ", ") + std::string(held->name) + " " + ShapeText(held->shape);
+      }
+      f.values.assign(work.crossing_values.begin(), work.crossing_values.end());
+      f.saving_bytes = f.bytes;
+      f.site = site.name;
+      f.op_name = site.op_name;
+      f.source = site.source;
+      f.message = "random values computed in the forward pass from the key alone (" + values +
+                  ") stay live until the backward pass reads them; recomputing them from the key "
+                  "in the backward (remat of the dropout, or a checkpoint policy that saves no "
+                  "random values) frees them across the forward/backward boundary";
+      result.findings.push_back(std::move(f));
+    }
+    if (site.mode == "replicated" && site.wire_bytes_per_device > 0) {
+      RngFinding f;
+      f.kind = "rng-replicated-collectives";
+      f.severity = "warning";
+      f.bytes = site.wire_bytes_per_device;
+      f.saving_bytes =
+          ir::SaturatingAdd(site.materialized_bytes, -site.whatif.partitionable.memory_bytes);
+      f.site = site.name;
+      f.op_name = site.op_name;
+      f.source = site.source;
+      f.message = "replicated threefry (jax_threefry_partitionable=False): " +
+                  std::to_string(site.collectives.size()) + " collectives send " +
+                  std::to_string(site.wire_bytes_per_device) +
+                  " bytes per device per step for these bits; partitionable mode sends none";
+      result.findings.push_back(std::move(f));
+    }
+  }
+}
+
+RngSiteResult RngSiteFinder::Run() {
+  RngSiteResult result;
+  result.num_partitions =
+      std::max<int64_t>(1, module_.num_partitions) * std::max<int64_t>(1, module_.replica_count);
+  result.partitioned = module_.is_scheduled || result.num_partitions == 1;
+  if (!result.partitioned) {
+    result.notes.push_back(
+        "module not partitioned yet (before optimizations): shapes and bytes are global, not per "
+        "device");
+  }
+  FindAnchors();
+  CollectMembers();
+  for (SiteWork& work : sites_) {
+    DescribeShapes(work);
+    DescribeConsumers(work);
+    std::unordered_set<const HloInstruction*> seen;
+    for (const HloInstruction* key : work.keys) {
+      if (const HloInstruction* hit = PartitionDependency(key, 0, seen)) {
+        work.site.key_depends_on_partition = true;
+        work.site.key_dependency = std::string(hit->name);
+        break;
+      }
+    }
+  }
+  MeasureBuffers();
+  AttachCollectives();
+  for (SiteWork& work : sites_) {
+    RngSite& site = work.site;
+    if (site.purpose == "bits") {
+      RngGeometry geometry;
+      geometry.local_elements = site.local_elements;
+      geometry.global_elements = site.global_elements;
+      geometry.devices = site.shards;
+      geometry.consumers = site.consumer_count;
+      site.whatif = PredictRngCosts(geometry);
+    }
+  }
+  Findings(result);
+  std::set<std::pair<int64_t, int64_t>> shared_geometries;
+  for (SiteWork& work : sites_) {
+    if (work.site.purpose == "bits" &&
+        shared_geometries.insert({work.site.global_elements, work.site.local_elements}).second) {
+      RngGeometry geometry;
+      geometry.local_elements = work.site.local_elements;
+      geometry.global_elements = work.site.global_elements;
+      geometry.devices = work.site.shards;
+      result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
+          result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
+    }
+  }
+  for (SiteWork& work : sites_) {
+    RngSite& site = work.site;
+    RngSiteTotals& t = result.totals;
+    ++t.sites;
+    if (site.purpose == "bits") ++t.bits_sites;
+    t.materialized_bytes = SaturatingAdd(t.materialized_bytes, site.materialized_bytes);
+    t.wire_bytes_per_device = SaturatingAdd(t.wire_bytes_per_device, site.wire_bytes_per_device);
+    for (const char* mode : {"replicated", "partitionable", "rbg", "fused"}) {
+      RngCost* total = const_cast<RngCost*>(CostOf(t.whatif, mode));
+      const RngCost* cost = CostOf(site.whatif, mode);
+      total->memory_bytes = SaturatingAdd(total->memory_bytes, cost->memory_bytes);
+      total->wire_bytes_per_device =
+          SaturatingAdd(total->wire_bytes_per_device, cost->wire_bytes_per_device);
+    }
+    result.sites.push_back(std::move(site));
+  }
+  return result;
+}
+
+}  // namespace
+
+RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options) {
+  return RngSiteFinder(module, options).Run();
+}
+
+}  // namespace spmdsim::passes
