@@ -104,12 +104,17 @@ kv() { sed -n 's/.*[[:space:]]'"$1"'=\([^[:space:]]*\).*/\1/p' "$tmp/parse.out";
 instructions=$(kv instructions)
 parse_cpu=$(kv parse_cpu_s); parse_wall=$(kv parse_wall_s)
 read_parse_cpu=$(kv read_parse_cpu_s); read_parse_wall=$(kv read_parse_wall_s)
+# A fresh process parsing once, as spmdsim does: its first parse also pays the page faults that
+# give the IR its memory (later parses in one process reuse freed memory).
 reps_saved=$reps; reps=1
 timed parse_rss "$bench_parse" "$module" --reps 1
 reps=$reps_saved
 parse_rss_kb=$rss_kb
+cold_cpu=$(sed -n 's/.*[[:space:]]parse_cpu_s=\([^[:space:]]*\).*/\1/p' "$tmp/parse_rss.out")
+cold_wall=$(sed -n 's/.*[[:space:]]parse_wall_s=\([^[:space:]]*\).*/\1/p' "$tmp/parse_rss.out")
 parse_rate=$(rate "$parse_cpu")
-rows+=("spmdsim parse (text in memory)|$parse_cpu|$parse_wall|$parse_rate|-|-|spmdsim_bench_parse, best of $reps")
+rows+=("spmdsim parse (text in memory)|$parse_cpu|$parse_wall|$parse_rate|-|-|spmdsim_bench_parse, best of $reps in one process")
+rows+=("spmdsim parse, first in a fresh process|$cold_cpu|$cold_wall|$(rate "$cold_cpu")|-|-|includes the page faults for the IR")
 rows+=("spmdsim read+parse|$read_parse_cpu|$read_parse_wall|$(rate "$read_parse_cpu")|$(rss_mb "$parse_rss_kb")|$(rss_x "$parse_rss_kb")|peak RSS: text + IR")
 
 # spmdsim subcommands end to end (start, read, parse, analyse, print, exit).
@@ -180,7 +185,7 @@ summary="$tmp/summary.md"
 {
   x_xla=$(vs "$parse_rate" "$xla_rate")
   x_rss=$(rss_x "$parse_rss_kb")
-  echo "- parse: $parse_rate MB/s on one core; target >= 200 MB/s: $(verdict "$parse_rate" 200) ($(vs "$parse_rate" 200)x the target; md5sum: $md5_rate MB/s)"
+  echo "- parse: $parse_rate MB/s on one core ($(rate "$cold_cpu") MB/s for the first parse in a fresh process); target >= 200 MB/s: $(verdict "$parse_rate" 200) ($(vs "$parse_rate" 200)x the target; md5sum: $md5_rate MB/s)"
   echo "- vs XLA's parser: ${x_xla}x; target >= 10x: $(verdict "$x_xla" 10)"
   echo "- peak RSS (read+parse): ${x_rss}x the file; target < 3x: $(verdict "$x_rss" 3 1)"
 } >"$summary"
