@@ -1,4 +1,5 @@
 // spmdsim: what a sharded XLA program will cost, from its HLO dump.
+#include <algorithm>
 #include <iostream>
 
 #include "analyzer/command.h"
@@ -21,11 +22,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  if (!run) {
-    // No subcommand: analyse the embedded demo dump.
-    InputOptions demo;
-    app.get_subcommand("stats")->parse(std::vector<std::string>{});
+  if (run) return run();
+  // No subcommand: the demo. Memory and collectives of the real dump compiled into the binary.
+  int status = kExitOk;
+  for (const char* name : {"analyze", "collectives"}) {
+    run = nullptr;
+    app.get_subcommand(name)->parse(std::vector<std::string>{});
     if (!run) return kExitUsage;
+    if (status == kExitOk) std::cout << (name[0] == 'a' ? "" : "\n");
+    status = std::max(status, run());
   }
-  return run();
+  return status;
 }
