@@ -136,6 +136,7 @@ nlohmann::ordered_json VerdictToJson(const Verdict& verdict) {
     j["mode"] = IsReplicatedScheme(r.job.lowering) ? "replicated" : "partitionable";
     j["predicted_bytes"] = r.job.predicted_bytes;
     j["prediction_source"] = r.job.prediction_source;
+    j["prediction_detail"] = r.job.prediction_detail;
     if (!r.error.empty()) {
       j["error"] = r.error;
       j["ok"] = false;
@@ -165,6 +166,11 @@ nlohmann::ordered_json VerdictToJson(const Verdict& verdict) {
     results.push_back(std::move(j));
   }
   out["results"] = std::move(results);
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const SkippedSite& s : verdict.skipped) {
+    skipped.push_back({{"site", s.site}, {"where", s.where}, {"reason", s.reason}});
+  }
+  out["skipped"] = std::move(skipped);
   out["ok"] = verdict.ok;
   return out;
 }
@@ -208,6 +214,9 @@ void PrintVerdictText(const Verdict& verdict, std::ostream& out) {
                   pct(r.pct_peak_bandwidth).c_str(), pct(r.pct_peak_int32).c_str(), bits.c_str(),
                   r.within_tolerance ? "" : "  (bytes off by more than the tolerance)");
     out << line;
+  }
+  for (const SkippedSite& s : verdict.skipped) {
+    out << "skipped " << s.site << " (" << s.where << "): " << s.reason << "\n";
   }
   out << (verdict.ok ? "verdict: ok" : "verdict: FAILED") << "\n";
 }

@@ -54,6 +54,7 @@ struct Verdict {
   DevicePeaks peaks;
   double tolerance_pct = 0;
   std::vector<JobResult> results;
+  std::vector<SkippedSite> skipped;  // sites (or lowerings of a site) the input had but not run
   bool ok = false;
 };
 

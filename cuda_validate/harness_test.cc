@@ -24,19 +24,32 @@ HarnessOptions Options() {
   return options;
 }
 
-TEST_CASE("The example prediction file becomes one job per site and what-if") {
+TEST_CASE("The example prediction file: four lowerings per runnable site, the rest skipped") {
   const JobsOutcome jobs = JobsFromPredictionJson(ReadExample(), "dropout_sites.json");
   REQUIRE(jobs.error.empty());
-  REQUIRE(jobs.jobs.size() == 5);
-  CHECK(jobs.jobs[0].lowering == Lowering::kPartitionableMaterialized);
-  CHECK(jobs.jobs[0].site.shards == 8);  // the module's num_partitions
-  CHECK(jobs.jobs[0].site.shard_index == 5);
-  CHECK(jobs.jobs[0].predicted_bytes == 69632);
-  CHECK(jobs.jobs[2].lowering == Lowering::kFused);  // what-ifs in key order
-  CHECK(jobs.jobs[2].predicted_bytes == 4096);
-  CHECK(jobs.jobs[4].lowering == Lowering::kReplicated);
-  CHECK(jobs.jobs[4].site.shards == 3);
-  CHECK(jobs.jobs[4].site.key == Pair32{0xffffffff, 0xffffffff});
+  REQUIRE(jobs.jobs.size() == 8);
+  const ValidationJob& replicated = jobs.jobs[0];
+  CHECK(replicated.lowering == Lowering::kReplicated);
+  CHECK(replicated.site.shape == std::vector<int64_t>{16, 32, 64});  // [2, 32, 64] x 8 shards
+  CHECK(replicated.site.shards == 8);
+  CHECK(replicated.site.shard_index == 5);
+  CHECK(replicated.prediction_source == "formula");  // spmdsim's 204800 models another lowering
+  CHECK(replicated.prediction_detail.find("204800") != std::string::npos);
+  CHECK(jobs.jobs[1].lowering == Lowering::kPartitionableMaterialized);
+  CHECK(jobs.jobs[1].prediction_source == "spmdsim");
+  CHECK(jobs.jobs[1].predicted_bytes == 65536 + 4096);  // whatif.partitionable + the mask
+  CHECK(jobs.jobs[2].prediction_source == "formula");   // custom_call: no spmdsim figure
+  CHECK(jobs.jobs[3].lowering == Lowering::kFused);
+  CHECK(jobs.jobs[3].predicted_bytes == 0 + 4096);
+  CHECK(jobs.jobs[3].prediction_source == "spmdsim");
+  CHECK(jobs.jobs[5].lowering == Lowering::kPartitionableMaterialized);
+  CHECK(jobs.jobs[5].prediction_source == "formula");  // the odd site has no what-if
+  CHECK(jobs.jobs[5].site.shape == std::vector<int64_t>{9, 7, 5});
+  CHECK(jobs.jobs[5].site.key == Pair32{0xffffffff, 0xffffffff});
+  REQUIRE(jobs.skipped.size() == 2);
+  CHECK(jobs.skipped[0].where == "modules[0].rng.sites[2]");
+  CHECK(jobs.skipped[0].reason.find("purpose fold_in") == 0);
+  CHECK(jobs.skipped[1].reason.find("mode rbg") == 0);
 }
 
 TEST_CASE("The example's predictions hold on the CPU backend, bits included") {
@@ -109,18 +122,44 @@ TEST_CASE("Malformed prediction files are refused with the field at fault") {
     return JobsFromPredictionJson(text, "p.json").error;
   };
   CHECK(error_of("{").find("p.json") == 0);
-  CHECK(error_of(R"({"modules": []})").find("no RNG sites") != std::string::npos);
-  CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"shape": [4], "mode": "rbg",
-      "materialized_bytes": 4}]}}]})")
-            .find("modules[0].rng.sites[0]: unknown mode") != std::string::npos);
+  CHECK(error_of(R"({"modules": []})").find("no runnable RNG site") != std::string::npos);
+  CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"mode": "fused"}]}}]})")
+            .find("modules[0].rng.sites[0]: \"shape\"") != std::string::npos);
   CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"shape": [4], "mode": "fused",
-      "dtype": "u64", "materialized_bytes": 4}]}}]})")
-            .find("only u32") != std::string::npos);
-  CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"shape": [4], "mode": "fused"}]}}]})")
-            .find("materialized_bytes") != std::string::npos);
+      "whatif": {"fused": 4}}]}}]})")
+            .find("whatif.fused") != std::string::npos);
   CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"shape": [4], "mode": "fused",
-      "materialized_bytes": 4, "key": [1, -2]}]}}]})")
+      "local_elements": 5}]}}]})")
+            .find("local_elements") != std::string::npos);
+  CHECK(error_of(R"({"modules": [{"rng": {"sites": [{"shape": [4], "mode": "fused",
+      "key": [1, -2]}]}}]})")
             .find("\"key\"") != std::string::npos);
+}
+
+TEST_CASE("Sites that cannot run are skipped with a reason; none left is an error") {
+  const JobsOutcome none = JobsFromPredictionJson(
+      R"({"modules": [{"rng": {"sites": [
+        {"name": "r", "shape": [4], "mode": "rbg", "purpose": "bits"},
+        {"name": "u", "shape": [4], "mode": "partitionable", "dtype": "u64"},
+        {"name": "g", "shape": [3], "mode": "replicated", "global_elements": 10, "shards": 3}]}}]})",
+      "p.json");
+  CHECK(none.jobs.empty());
+  CHECK(none.error.find("no runnable RNG site") != std::string::npos);
+  CHECK(none.error.find("3 skipped") != std::string::npos);
+  REQUIRE(none.skipped.size() == 3);
+  CHECK(none.skipped[0].reason.find("mode rbg") == 0);
+  CHECK(none.skipped[1].reason.find("dtype u64") == 0);
+  CHECK(none.skipped[2].reason.find("global_elements 10") == 0);
+  const JobsOutcome some = JobsFromPredictionJson(
+      R"({"modules": [{"num_partitions": 2, "rng": {"sites": [
+        {"name": "k", "shape": [2], "mode": "unknown", "purpose": "split"},
+        {"name": "d", "shape": [3, 5], "mode": "partitionable"}]}}]})",
+      "p.json");
+  CHECK(some.error.empty());
+  REQUIRE(some.jobs.size() == 4);
+  CHECK(some.jobs[0].site.shape == std::vector<int64_t>{6, 5});  // module's num_partitions
+  REQUIRE(some.skipped.size() == 1);
+  CHECK(some.skipped[0].site == "k");
 }
 
 }  // namespace

@@ -116,7 +116,8 @@ int Run(const Options& options) {
   harness.run.timed_repetitions = options.reps;
   harness.check_bits = !options.no_check;
   harness.date = UtcNow();
-  const Verdict verdict = Validate(jobs.jobs, *backend, harness);
+  Verdict verdict = Validate(jobs.jobs, *backend, harness);
+  verdict.skipped = jobs.skipped;
   const std::string json = VerdictToJson(verdict).dump(2) + "\n";
   if (!options.out.empty()) {
     std::ofstream file(options.out);
