@@ -113,7 +113,13 @@ std::shared_ptr<const Layout> ParseSharedLayout(TokenReader& reader) {
   std::string_view key;
   // Text with strings, comments, line breaks or nested braces takes the token path only.
   if (close != std::string_view::npos) key = all.substr(begin, close + 1 - begin);
-  if (key.find_first_of("\"'/\n{", 1) != std::string_view::npos) key = {};
+  for (size_t i = 1; i < key.size(); ++i) {
+    const char c = key[i];
+    if (c == '"' || c == '\'' || c == '/' || c == '\n' || c == '{') {
+      key = {};
+      break;
+    }
+  }
   LayoutCacheSlot* slot = nullptr;
   if (!key.empty()) {
     thread_local std::array<LayoutCacheSlot, kLayoutCacheSlots> cache;
@@ -145,12 +151,16 @@ SubgroupType ParseSubgroupType(TokenReader& reader) {
 
 void ParseShardingBody(TokenReader& reader, Sharding& s) {
   bool has_kind = false;
+  Token t;
+  // A second kind would leave the first one's fields (tile dims, device) behind, unprinted.
   const auto set_kind = [&](Sharding::Kind kind) {
+    if (has_kind)
+      reader.Fail(t, "a sharding has one kind; '" + std::string(t.text) + "' is a second");
     s.kind = kind;
     has_kind = true;
   };
   while (!reader.PeekIs(TokenKind::kRbrace)) {
-    Token t = reader.Next();
+    t = reader.Next();
     if (t.kind != TokenKind::kName) reader.FailExpected("a sharding attribute", t);
     if (t.text == "replicated") {
       set_kind(Sharding::Kind::kReplicated);
@@ -164,7 +174,9 @@ void ParseShardingBody(TokenReader& reader, Sharding& s) {
       set_kind(Sharding::Kind::kMaximal);
     } else if (t.text == "device") {
       reader.Expect(TokenKind::kEqual);
+      const Token id = reader.Peek();
       s.maximal_device = reader.ExpectInt("a device id");
+      if (s.maximal_device < 0) reader.Fail(id, "expected a device id (0 or more)");
     } else if (t.text == "devices") {
       set_kind(Sharding::Kind::kTiled);
       reader.Expect(TokenKind::kEqual);
@@ -225,6 +237,14 @@ void ParseShardingBody(TokenReader& reader, Sharding& s) {
   if (s.kind == Sharding::Kind::kMaximal && s.maximal_device < 0) {
     reader.Fail(reader.Peek(), "maximal sharding needs device=N");
   }
+  // Fields of another kind would be kept but never printed.
+  if (s.kind != Sharding::Kind::kMaximal && s.maximal_device >= 0) {
+    reader.Fail(reader.Peek(), "device=N belongs to a maximal sharding");
+  }
+  if (s.kind != Sharding::Kind::kTiled &&
+      (s.last_tile_dim_replicate || !s.last_tile_dims.empty())) {
+    reader.Fail(reader.Peek(), "subgroup dims belong to a tiled sharding (devices=[...])");
+  }
   const int64_t subgroup_dims =
       s.last_tile_dim_replicate ? 1 : static_cast<int64_t>(s.last_tile_dims.size());
   if (s.kind == Sharding::Kind::kTiled &&
@@ -233,10 +253,74 @@ void ParseShardingBody(TokenReader& reader, Sharding& s) {
   }
 }
 
+// The array shape as XLA prints it, "f32[768,3072]{1,0}": a type, '[', unsigned dims of at most
+// 18 digits, ']' and an optional layout, read from the characters rather than as tokens (shapes
+// hold a third of a module's tokens). Anything else (blanks or comments inside, dynamic dims,
+// token/opaque, a size that overflows) returns false having consumed nothing, and the token
+// path, which reports the errors, parses it instead.
+bool ParseCanonicalArrayShape(TokenReader& reader, Shape& shape) {
+  const Token type_token = reader.Peek();
+  if (type_token.kind != TokenKind::kName) return false;
+  Lexer& lexer = reader.lexer();
+  const std::string_view text = lexer.text();
+  const size_t n = text.size();
+  size_t p = type_token.offset - lexer.base_offset() + type_token.text.size();
+  if (p >= n || text[p] != '[') return false;
+  const auto type = PrimitiveTypeFromName(type_token.text);
+  if (!type || *type == PrimitiveType::kToken || *type == PrimitiveType::kOpaque) {
+    return false;
+  }
+  constexpr size_t kMaxRank = 8;
+  constexpr size_t kMaxDigits = 18;  // below 10^18: no overflow
+  std::array<int64_t, kMaxRank> dims;
+  size_t rank = 0;
+  int64_t elements = 1;
+  ++p;
+  if (p < n && text[p] != ']') {
+    for (;;) {
+      const size_t first = p;
+      int64_t dim = 0;
+      while (p < n && p - first < kMaxDigits && text[p] >= '0' && text[p] <= '9') {
+        dim = dim * 10 + (text[p] - '0');
+        ++p;
+      }
+      if (p == first || rank == kMaxRank) return false;
+      const auto product = CheckedMul(elements, dim);
+      if (!product) return false;
+      elements = *product;
+      dims[rank++] = dim;
+      if (p >= n || text[p] != ',') break;
+      ++p;
+    }
+  }
+  if (p >= n || text[p] != ']') return false;
+  ++p;
+  // The layout decision of the token path: the next token is '{' and the first non-blank
+  // character after it starts a layout (a dimension number, ':' or '}').
+  size_t q = p;
+  while (q < n && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
+  if (q < n && text[q] == '/') return false;  // a comment: the token path skips it
+  bool has_layout = false;
+  if (q < n && text[q] == '{') {
+    size_t r = q + 1;
+    while (r < n && (text[r] == ' ' || text[r] == '\t' || text[r] == '\n' || text[r] == '\r')) ++r;
+    has_layout = r < n && ((text[r] >= '0' && text[r] <= '9') || text[r] == ':' || text[r] == '}');
+  }
+  shape.set_element_type(*type);
+  shape.mutable_dims().assign(dims.begin(), dims.begin() + rank);
+  lexer.SkipTo(lexer.base_offset() + (has_layout ? q : p));
+  if (has_layout) shape.set_layout(ParseSharedLayout(reader));
+  if (ArrayBytes(elements, *type, shape.layout().element_size_in_bits) < 0) {
+    reader.Fail(type_token, "shape is too large: its byte size overflows int64");
+  }
+  return true;
+}
+
 }  // namespace
 
 Shape ParseShape(TokenReader& reader, int depth) {
   CheckDepth(reader, depth);
+  if (Shape shape; ParseCanonicalArrayShape(reader, shape)) return shape;
   if (reader.Accept(TokenKind::kLparen)) {
     std::vector<Shape> elements;
     if (!reader.Accept(TokenKind::kRparen)) {

@@ -26,6 +26,14 @@
 #include "passes/stats_analysis.h"
 
 namespace spmdsim {
+
+// analyzer/input_loader.cc is compiled into the fuzzer without the demo dump the spmdsim binary
+// embeds (LoadEmbeddedDump reads no outside input, so it is not fuzzed).
+namespace analyzer {
+std::string_view EmbeddedDumpName() { return "none"; }
+std::string_view EmbeddedDump() { return {}; }
+}  // namespace analyzer
+
 namespace {
 
 // Device ids the IR queries may expand per input. A sharding or replica-group list may name up to

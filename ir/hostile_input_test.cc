@@ -81,6 +81,23 @@ TEST_CASE("mesh device_ids in iota form are kept unexpanded and expand like the 
   CHECK_FALSE(ParseReplicaGroups("mesh['x'=8], device_ids=([8]<=[8] 7) {'x'}", &error));
 }
 
+TEST_CASE("a mesh replica_groups attribute with device_ids parses inside a module") {
+  // Its top-level ", device_ids=" used to end the raw value after "mesh[...]".
+  const std::string text = Module(
+      "%p = f32[8]{0} parameter(0)\n  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, "
+      "replica_groups=mesh['x'=2,'y'=2], device_ids=(0,2,1,3) {'y'}, to_apply=%e");
+  const ParseResult r = Parse(text);
+  INFO((r.error ? r.error->ToString() : ""));
+  REQUIRE(r.ok());
+  const HloInstruction* all_reduce = r.modules[0]->entry->root;
+  REQUIRE(all_reduce->replica_groups);
+  CHECK(all_reduce->replica_groups->Expand() == std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}});
+  CHECK(all_reduce->FindAttribute("replica_groups") ==
+        "mesh['x'=2,'y'=2], device_ids=(0,2,1,3) {'y'}");
+  CHECK(all_reduce->Called("to_apply") == r.modules[0]->entry);
+  CheckRoundTrip(text);
+}
+
 TEST_CASE("mesh group axes may not overlap; disjoint sub-axes of one axis expand in any order") {
   std::string error;
   CHECK_FALSE(ParseReplicaGroups("mesh['x'=4,'y'=2] {'x','x'}", &error));
@@ -111,6 +128,21 @@ TEST_CASE("mesh axis names round-trip whichever quotes they need") {
   }
 }
 
+TEST_CASE("a sharding has one kind and only that kind's fields") {
+  // Found by the fuzzer: the second kind won, and the tile dims of the first were kept but not
+  // printed, so printing changed the sharding.
+  for (const char* text :
+       {"{{replicated},{devices=[8]<=[8]manual}}", "{replicated manual}", "{replicated device=3}",
+        "{maximal device=-2}", "{manual last_tile_dim_replicate}",
+        "{replicated last_tile_dims={manual}}"}) {
+    std::string error;
+    INFO(text);
+    CHECK_FALSE(ParseSharding(text, &error));
+  }
+  CHECK(ParseSharding("{maximal device=3}"));
+  CHECK(ParseSharding("{devices=[2,4]<=[8] last_tile_dim_replicate}"));
+}
+
 TEST_CASE("a parameter number must be within the computation's instruction count") {
   // The parameter table used to be sized by the number: 8 MB for one short line.
   const ParseResult r = Parse(Module("ROOT %p = f32[] parameter(999999)"));
@@ -128,6 +160,15 @@ TEST_CASE("comments inside raw attribute values and constants survive a round tr
   // Brackets and quotes inside comments do not count.
   CheckRoundTrip(Module("ROOT %c = f32[2]{0} constant({1, /* ) */ 2}), frobnicate={a /* } */}"));
   CheckRoundTrip(Module("ROOT %c = f32[2]{0} constant({1, // )\n 2})"));
+}
+
+TEST_CASE("an unterminated string ends a raw value, so printing cannot make it swallow more") {
+  // Found by the fuzzer: the raw metadata value ended in a string broken at a newline; printed
+  // back on one line, the string ran on through the closing '}'.
+  std::string error;
+  CHECK_FALSE(ParseSharding("{replicated metadata={oame\"ated metadata={oame\"a\"},{\n}a\"},{\n}\n",
+                            &error));
+  CHECK_FALSE(Parse(Module("ROOT %c = f32[] constant(1), frobnicate=\"abc\n}")).ok());
 }
 
 TEST_CASE("a trailing backslash or a raw newline ends a string as unterminated") {

@@ -89,7 +89,8 @@ void Lexer::SkipTrivia() {
 }
 
 Token Lexer::Lex() {
-  // Most tokens follow one blank or none: call SkipTrivia only when there is something to skip.
+  // Most tokens follow one blank or none: that is skipped here, SkipTrivia does the rest.
+  if (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
   if (pos_ < text_.size() &&
       (static_cast<unsigned char>(text_[pos_]) <= ' ' || text_[pos_] == '/')) {
     SkipTrivia();
@@ -242,30 +243,33 @@ void Lexer::UnreadPeek() {
   }
 }
 
-bool Lexer::SkipQuotedOrComment() {
+Lexer::Skipped Lexer::SkipQuotedOrComment() {
   const size_t n = text_.size();
+  const size_t start = pos_;
   const char c = text_[pos_];
   if (c == '"' || c == '\'') {
-    ++pos_;
-    while (pos_ < n && text_[pos_] != c && text_[pos_] != '\n') {  // as Lex() ends strings
-      if (text_[pos_] == '\\' && pos_ + 1 < n && text_[pos_ + 1] != '\n') ++pos_;
-      ++pos_;
+    size_t p = pos_ + 1;
+    while (p < n && text_[p] != c && text_[p] != '\n') {  // as Lex() ends strings
+      if (text_[p] == '\\' && p + 1 < n && text_[p + 1] != '\n') ++p;
+      ++p;
     }
-    if (pos_ < n && text_[pos_] == c) ++pos_;
-    return true;
+    if (p >= n || text_[p] != c) return Skipped::kUnterminated;
+    pos_ = p + 1;
+    return Skipped::kSkipped;
   }
-  if (c != '/' || pos_ + 1 >= n) return false;
-  if (text_[pos_ + 1] == '*') {
-    const size_t end = text_.find("*/", pos_ + 2);
-    pos_ = end == std::string_view::npos ? n : end + 2;
-    return true;
+  if (c != '/' || start + 1 >= n) return Skipped::kNothing;
+  if (text_[start + 1] == '*') {
+    const size_t end = text_.find("*/", start + 2);
+    if (end == std::string_view::npos) return Skipped::kUnterminated;
+    pos_ = end + 2;
+    return Skipped::kSkipped;
   }
-  if (text_[pos_ + 1] == '/') {
-    const size_t end = text_.find('\n', pos_);
+  if (text_[start + 1] == '/') {
+    const size_t end = text_.find('\n', start);
     pos_ = end == std::string_view::npos ? n : end;
-    return true;
+    return Skipped::kSkipped;
   }
-  return false;
+  return Skipped::kNothing;
 }
 
 std::string_view Lexer::ScanRawValue() {
@@ -279,7 +283,11 @@ std::string_view Lexer::ScanRawValue() {
     // Inside brackets a // comment is part of the value (its newline keeps it from swallowing
     // what follows when the value is printed back); outside, it ends the value, as a newline does.
     if (depth == 0 && c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '/') break;
-    if (SkipQuotedOrComment()) continue;
+    // An unterminated string or comment ends the value before it, so that the tokenizer reports
+    // it; inside a value kept verbatim it would swallow whatever is printed after the value.
+    const Skipped skipped = SkipQuotedOrComment();
+    if (skipped == Skipped::kUnterminated) break;
+    if (skipped == Skipped::kSkipped) continue;
     if (c == '{' || c == '[' || c == '(') {
       ++depth;
     } else if (c == '}' || c == ']' || c == ')') {
@@ -301,7 +309,9 @@ bool Lexer::SkipBalancedParen(std::string_view& inside) {
   const size_t start = pos_;
   int64_t depth = 1;
   while (pos_ < n) {
-    if (SkipQuotedOrComment()) continue;
+    const Skipped skipped = SkipQuotedOrComment();
+    if (skipped == Skipped::kUnterminated) return false;
+    if (skipped == Skipped::kSkipped) continue;
     const char c = text_[pos_];
     if (c == '(') {
       ++depth;

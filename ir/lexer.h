@@ -76,11 +76,13 @@ class Lexer {
 
   // Raw scanning for attribute values: returns the text from the current position up to (not
   // including) the first ',', newline or // comment outside brackets, braces, parens and strings,
-  // or the end of a bracketed group that closes one we did not open. Leading blanks are skipped;
-  // strings and comments are stepped over whole, as the tokenizer sees them.
+  // or the end of a bracketed group that closes one we did not open, or an unterminated string or
+  // comment. Leading blanks are skipped; strings and comments are stepped over whole, as the
+  // tokenizer sees them.
   std::string_view ScanRawValue();
   // Skips to the ')' that closes an already consumed '(' (constant payloads) and returns the text
-  // between, stepping over strings and comments. Returns false on an unbalanced input.
+  // between, stepping over strings and comments. Returns false on an unbalanced input or an
+  // unterminated string or comment.
   bool SkipBalancedParen(std::string_view& inside);
   // The first non-blank character after the peeked token, or '\0' at the end.
   char CharAfterPeek();
@@ -90,9 +92,10 @@ class Lexer {
  private:
   void SkipTrivia();
   // Steps over the quoted string ("..." or '...'), /* comment */ or // comment that starts at the
-  // current position, as the tokenizer would; false when none starts here. Unterminated ones run
-  // to the end of the text.
-  bool SkipQuotedOrComment();
+  // current position, as the tokenizer would. An unterminated string or /* comment is not
+  // stepped over.
+  enum class Skipped { kNothing, kSkipped, kUnterminated };
+  Skipped SkipQuotedOrComment();
   // Moves back before a peeked token so character-level scanning starts at the right place.
   void UnreadPeek();
   Token Lex();

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -58,7 +58,35 @@ class NameTable {
     V value{};
   };
 
-  static uint64_t Hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
+  // Names are short ("fusion.123", "param_0.765"): 8 bytes at a time with a multiply-xorshift
+  // mix (the last word overlapping the one before), inline, so a lookup costs a few dozen
+  // instructions. Lookups only; the values never depend on it.
+  static uint64_t Hash(std::string_view name) {
+    constexpr uint64_t kMul = 0xbf58476d1ce4e5b9ull;
+    const char* p = name.data();
+    const size_t n = name.size();
+    uint64_t h = n * 0x9e3779b97f4a7c15ull;
+    const auto mix = [&](uint64_t word) {
+      h = (h ^ word) * kMul;
+      h ^= h >> 31;
+    };
+    if (n >= 8) {
+      size_t i = 0;
+      for (; i + 8 <= n; i += 8) mix(Load8(p + i));
+      if (i < n) mix(Load8(p + n - 8));
+    } else {
+      uint64_t word = 0;
+      for (size_t i = 0; i < n; ++i) word |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+      mix(word);
+    }
+    h *= 0x94d049bb133111ebull;
+    return h ^ (h >> 29);
+  }
+  static uint64_t Load8(const char* p) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  }
 
   void Grow() {
     std::vector<Slot> old;

@@ -324,6 +324,10 @@ class HloParser {
       ParseMetadataAttribute(instr, name.text);
       return;
     }
+    if (name.text == "replica_groups" && reader_.PeekIsName("mesh")) {
+      ParseMeshReplicaGroupsAttribute(instr, name.text);
+      return;
+    }
     const size_t value_offset = lexer_.offset();
     const std::string_view value = lexer_.ScanRawValue();
     const size_t start = ValueStart(value, value_offset);
@@ -422,6 +426,18 @@ class HloParser {
       module_->stack_frames.Resolve(instr.metadata.stack_frame_id, instr.metadata.source_file,
                                     instr.metadata.source_line);
     }
+  }
+
+  // replica_groups=mesh[...], device_ids=(...) {...}: parsed in place, as its top-level comma
+  // would end a raw value before device_ids.
+  void ParseMeshReplicaGroupsAttribute(HloInstruction& instr, std::string_view key) {
+    const size_t start = reader_.Peek().offset;
+    instr.replica_groups = std::make_unique<ReplicaGroups>(ParseReplicaGroups(reader_));
+    const std::string_view value = lexer_.text().substr(start, lexer_.offset() - start);
+    if (!lexer_.AtEndOfLine() && !reader_.PeekIs(TokenKind::kComma)) {
+      reader_.FailExpected("end of the attribute value", reader_.Peek());
+    }
+    attribute_scratch_.push_back({key, value, start});
   }
 
   void ResolveOperands(HloComputation& computation) {

@@ -54,7 +54,70 @@ const TypeInfo& Info(PrimitiveType type) { return kTypes[static_cast<size_t>(typ
 
 }  // namespace
 
+namespace {
+
+// A name of at most four characters and its length as one integer.
+constexpr uint64_t Pack4(std::string_view s) {
+  uint64_t v = uint64_t{s.size()} << 32;
+  for (size_t i = 0; i < s.size() && i < 4; ++i) {
+    v |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {
+  // Every type name of at most four characters (all the common ones) by a switch on the packed
+  // name: the parser looks up one per shape.
+  if (name.size() <= 4) {
+    switch (Pack4(name)) {
+      case Pack4("pred"):
+        return PrimitiveType::kPred;
+      case Pack4("s1"):
+        return PrimitiveType::kS1;
+      case Pack4("s2"):
+        return PrimitiveType::kS2;
+      case Pack4("s4"):
+        return PrimitiveType::kS4;
+      case Pack4("s8"):
+        return PrimitiveType::kS8;
+      case Pack4("s16"):
+        return PrimitiveType::kS16;
+      case Pack4("s32"):
+        return PrimitiveType::kS32;
+      case Pack4("s64"):
+        return PrimitiveType::kS64;
+      case Pack4("u1"):
+        return PrimitiveType::kU1;
+      case Pack4("u2"):
+        return PrimitiveType::kU2;
+      case Pack4("u4"):
+        return PrimitiveType::kU4;
+      case Pack4("u8"):
+        return PrimitiveType::kU8;
+      case Pack4("u16"):
+        return PrimitiveType::kU16;
+      case Pack4("u32"):
+        return PrimitiveType::kU32;
+      case Pack4("u64"):
+        return PrimitiveType::kU64;
+      case Pack4("f16"):
+        return PrimitiveType::kF16;
+      case Pack4("bf16"):
+        return PrimitiveType::kBF16;
+      case Pack4("f32"):
+        return PrimitiveType::kF32;
+      case Pack4("f64"):
+        return PrimitiveType::kF64;
+      case Pack4("c64"):
+        return PrimitiveType::kC64;
+      case Pack4("c128"):
+        return PrimitiveType::kC128;
+      default:
+        return std::nullopt;
+    }
+  }
   // Hashed, built once: the parser looks up a type per shape, and a linear scan of
   // same-length names ("s32", "u32", "f16", ...) cost a tenth of the parse.
   static const NameTable<int>* const table = [] {

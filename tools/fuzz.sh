@@ -42,11 +42,16 @@ fi
 # Every library is instrumented for coverage and checked by the sanitizers; only the fuzzer
 # executable links libFuzzer's main (-fsanitize=fuzzer, in ir/CMakeLists.txt).
 sanitize="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
+mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$sanitize -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DSPMDSIM_FUZZ=ON -DSPMDSIM_TESTS=OFF -DSPMDSIM_WERROR=ON >/dev/null || fail "cmake failed"
-cmake --build "$build" --target hlo_parser_fuzzer >/dev/null || fail "build failed"
+  -DSPMDSIM_FUZZ=ON -DSPMDSIM_TESTS=OFF -DSPMDSIM_WERROR=ON >"$build/configure.log" 2>&1 ||
+  { tail -n 30 "$build/configure.log" >&2; fail "cmake failed"; }
+if ! cmake --build "$build" --target hlo_parser_fuzzer >"$build/build.log" 2>&1; then
+  grep -E -A 5 'error|FAILED' "$build/build.log" | head -n 40 >&2
+  fail "build failed (see $build/build.log)"
+fi
 fuzzer="$build/ir/hlo_parser_fuzzer"
 
 # Seeds from testdata; the corpus keeps what earlier runs found and takes in only the seeds that
@@ -80,7 +85,6 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 [[ -n "$execs" ]] || execs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#')
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
 elapsed=$(grep -oE 'exec/s: [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+' || true)
-corpus_size=$(find "$corpus" -type f | wc -l)
 new_findings=$(comm -13 "$before" <(ls "$artifacts"))
 if [[ $status -ne 0 || -n "$new_findings" ]]; then
   grep -E 'ERROR: |SUMMARY: |round-trip failure|runtime error' "$log" | head -n 5 >&2 || true
@@ -88,5 +92,17 @@ if [[ $status -ne 0 || -n "$new_findings" ]]; then
   echo "fuzz: FINDING after ${execs:-0} executions (libFuzzer exit $status); log: $log"
   exit 1
 fi
-echo "fuzz: ${execs:-0} executions in ${seconds} s (${rate:-$elapsed} exec/s), corpus $corpus_size" \
-  "inputs, no findings; log: $log"
+
+# libFuzzer keeps every input it ever added; keep only those that still add coverage.
+rm -rf "$corpus.min"
+mkdir -p "$corpus.min"
+if "$fuzzer" -merge=1 -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 \
+  -artifact_prefix="$artifacts/" "$corpus.min" "$corpus" >"$build/minimize.log" 2>&1; then
+  rm -rf "$corpus"
+  mv "$corpus.min" "$corpus"
+fi
+corpus_size=$(find "$corpus" -type f | wc -l)
+corpus_kb=$(du -sk "$corpus" | cut -f1)
+edges=$(grep -oE '[0-9]+ new coverage edges' "$build/minimize.log" | grep -oE '^[0-9]+' || true)
+echo "fuzz: ${execs:-0} executions in ${seconds} s (${rate:-$elapsed} exec/s), corpus" \
+  "$corpus_size inputs (${corpus_kb} KiB, ${edges:-?} edges), no findings; log: $log"
