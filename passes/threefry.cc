@@ -47,7 +47,7 @@ BitsResult PartitionableBits(Pair32 key, int64_t elements, int bit_width) {
   std::vector<uint32_t> y1;
   PartitionableHashes(key, elements, y0, y1);
   result.values.resize(static_cast<size_t>(elements));
-  const uint32_t mask = bit_width == 32 ? 0xFFFFFFFFu : (1u << bit_width) - 1u;
+  const uint32_t mask = bit_width >= 32 ? 0xFFFFFFFFu : (1u << bit_width) - 1u;
   for (size_t i = 0; i < y0.size(); ++i) {
     result.values[i] =
         bit_width == 64 ? (static_cast<uint64_t>(y0[i]) << 32) | y1[i] : ((y0[i] ^ y1[i]) & mask);
