@@ -7,6 +7,8 @@
 #include "analyzer/command.h"
 #include "analyzer/rng_sites_view.h"
 #include "analyzer/stats_view.h"
+#include "passes/memory_analysis.h"
+#include "passes/rng_remat_saving.h"
 #include "passes/rng_site_analysis.h"
 
 namespace spmdsim::analyzer {
@@ -18,6 +20,20 @@ struct RngSitesOptions {
   int64_t buffers = 4;
 };
 
+// The saving at the peak of recomputing the key residuals (sized per device from the shardings
+// for a module not partitioned yet, as `analyze` does).
+void AddRematWhatIf(const ir::HloModule& module, passes::RngSiteResult& result) {
+  bool residuals = false;
+  for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
+  if (!residuals) return;
+  passes::MemoryAnalysisOptions memory;
+  memory.per_device_from_shardings = passes::IsUnpartitioned(module);
+  memory.timeline_points = 1;
+  memory.live_at_peak_limit = 1;
+  const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(module, memory);
+  passes::EstimateRematSavings(module, baseline, result, memory);
+}
+
 int RunRngSites(const RngSitesOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
@@ -27,7 +43,8 @@ int RunRngSites(const RngSitesOptions& options) {
   view.buffers_per_site = options.buffers;
   bool first = true;
   for (const ModuleInput& input : loaded.modules) {
-    const passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
+    passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
+    AddRematWhatIf(*input.module, result);
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
       module["num_partitions"] = result.num_partitions;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 
 #include "analyzer/human_units.h"
@@ -87,7 +88,9 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
                          {"shape", b.shape},
                          {"role", b.role},
                          {"bytes", b.bytes},
-                         {"op_name", b.op_name}});
+                         {"op_name", b.op_name},
+                         {"values", b.values},
+                         {"held_across", b.held_across}});
     }
     s["buffers"] = std::move(buffers);
     nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
@@ -125,6 +128,16 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   }
   j["findings"] = std::move(findings);
   j["notes"] = result.notes;
+  j["backward_start"] = result.backward_start;
+  if (result.remat.ran) {
+    j["remat_whatif"] = {{"peak_bytes", result.remat.peak_bytes},
+                         {"peak_bytes_recomputed", result.remat.peak_bytes_recomputed},
+                         {"saving_bytes", result.remat.saving_bytes},
+                         {"buffers", result.remat.buffers},
+                         {"peak_instruction_recomputed", result.remat.peak_instruction_recomputed}};
+  } else {
+    j["remat_whatif"] = nullptr;
+  }
   return j;
 }
 
@@ -195,14 +208,26 @@ void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
                      HumanBytes(result.totals.materialized_bytes),
                      HumanBytes(result.totals.wire_bytes_per_device));
   out << "  what-if total per device: " << WhatIfText(result.totals.whatif) << "\n";
+  // The first finding of each kind with its whole message, the others a line each.
+  std::set<std::string> explained;
   for (const RngFinding& f : result.findings) {
-    out << fmt::format("  finding {} ({}): {}", f.kind, f.severity, f.message);
-    if (f.bytes > 0) out << fmt::format(" [{}", HumanBytes(f.bytes));
-    if (f.bytes > 0 && f.saving_bytes > 0) {
+    out << fmt::format("  finding {} ({}) at {}", f.kind, f.severity, f.site);
+    if (!f.source.empty()) out << " (" << f.source << ")";
+    if (f.bytes > 0) out << fmt::format(": {}", HumanBytes(f.bytes));
+    if (f.kind == "rng-key-residual") {
+      out << fmt::format(" held, {} of it live at the peak", HumanBytes(f.saving_bytes));
+    } else if (f.bytes > 0 && f.saving_bytes > 0) {
       out << fmt::format(", saves {}", HumanBytes(f.saving_bytes));
     }
-    if (f.bytes > 0) out << "]";
     out << "\n";
+    if (explained.insert(f.kind).second) out << "    " << f.message << "\n";
+  }
+  if (result.remat.ran) {
+    out << fmt::format(
+        "  remat what-if: recomputing the {} random-bit buffers held across the forward/backward "
+        "boundary where the backward reads them: peak {} -> {} (saves {})\n",
+        result.remat.buffers, HumanBytes(result.remat.peak_bytes),
+        HumanBytes(result.remat.peak_bytes_recomputed), HumanBytes(result.remat.saving_bytes));
   }
   for (const std::string& note : result.notes) out << "  note: " << note << "\n";
 }

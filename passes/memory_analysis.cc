@@ -1,9 +1,12 @@
 #include "passes/memory_analysis.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -447,12 +450,32 @@ class PeakMemoryBuilder {
     std::vector<std::vector<int32_t>> defined(static_cast<size_t>(end_time + 1));
     std::vector<std::vector<int32_t>> freed(static_cast<size_t>(end_time + 1));
     range_end_.assign(df_.values().size(), -1);
+    // Buffers recomputed late (options_.recompute_values) are not replayed value by value: each
+    // becomes one or two copies, [start, last early read] and [first late read, end].
+    const std::map<int32_t, BufferSplit> splits = RecomputeSplits();
+    // (value named for the copy, size, free time) allocated at each position.
+    std::vector<std::vector<std::tuple<int32_t, int64_t, int64_t>>> copies(
+        static_cast<size_t>(end_time + 1));
+    for (const auto& [buffer_id, split] : splits) {
+      if (split.early_end >= split.start) {
+        copies[static_cast<size_t>(split.start)].emplace_back(split.value, split.bytes,
+                                                              split.early_end);
+      }
+      copies[static_cast<size_t>(split.late_start)].emplace_back(split.value, split.bytes,
+                                                                 std::min(split.end, end_time));
+    }
     for (int32_t id : to_assign) {
       const TimeBound& range = lr_.Range(id);
+      if (splits.count(alias_.BufferIdOf(id)) != 0) {
+        range_end_[id] = -2;  // never allocated: nothing shares its space
+        continue;
+      }
       defined[static_cast<size_t>(range.start)].push_back(id);
       freed[static_cast<size_t>(std::min(range.end, end_time))].push_back(id);
       range_end_[id] = range.end;
     }
+    std::vector<std::vector<int32_t>> copies_freed(static_cast<size_t>(end_time + 1));
+    const auto first_copy_id = static_cast<int32_t>(df_.values().size());
     interval_of_value_.assign(df_.values().size(), -1);
     std::vector<int32_t> first_allocated(alias_.buffers().size(), -1);
     step_live_.assign(static_cast<size_t>(end_time + 1), 0);
@@ -481,11 +504,82 @@ class PeakMemoryBuilder {
         }
         record_tick(t);
       }
+      for (const auto& [id, size, end] : copies[static_cast<size_t>(t)]) {
+        // A copy's interval id is past every value's: `first_copy_id + value`.
+        const int32_t interval = recorder_.Alloc(first_copy_id + id, size);
+        if (interval >= 0) copies_freed[static_cast<size_t>(end)].push_back(interval);
+        record_tick(t);
+      }
       step_live_[static_cast<size_t>(t)] = recorder_.live_bytes();
       for (int32_t id : frees) recorder_.Free(interval_of_value_[id]);
+      for (int32_t interval : copies_freed[static_cast<size_t>(t)]) recorder_.Free(interval);
       record_tick(t);
     }
     result_.max_live_temp_bytes = recorder_.peak_live_bytes();
+  }
+
+  struct BufferSplit {
+    int32_t value = 0;  // the recompute_values value that named the buffer
+    int64_t bytes = 0;
+    int64_t start = 0;       // first definition of any of its values
+    int64_t early_end = -1;  // last early read (or definition); < start: none
+    int64_t late_start = 0;  // first late read
+    int64_t end = 0;
+  };
+
+  // The temp buffers holding a value of options_.recompute_values that a late reader reads: freed
+  // after their last early read (or their definitions, e.g. a whole while loop), and copied again
+  // at their first late read. A read is a use by an instruction that does not itself define a
+  // value of the same buffer (a loop's own body and init tuple are the buffer, not its readers).
+  std::map<int32_t, BufferSplit> RecomputeSplits() {
+    std::map<int32_t, BufferSplit> splits;
+    if (options_.recompute_values.empty() || !options_.late_reader) return splits;
+    if (df_.values().size() > static_cast<size_t>(INT32_MAX / 2)) return splits;
+    std::set<int32_t> candidates;
+    std::map<int32_t, int32_t> named_by;
+    for (const HloValue& value : df_.values()) {
+      if (options_.recompute_values.count(df_.ValueName(value)) == 0 || !IsHeapValue(value.id))
+        continue;
+      const int32_t buffer = alias_.BufferIdOf(value.id);
+      if (candidates.insert(buffer).second) named_by[buffer] = value.id;
+    }
+    for (int32_t buffer_id : candidates) {
+      const HloBuffer& buffer = alias_.buffers()[buffer_id];
+      std::set<const HloInstruction*> defining;
+      for (int32_t id : buffer.values) defining.insert(df_.value(id).instruction);
+      BufferSplit split;
+      split.value = named_by[buffer_id];
+      split.bytes = BufferBytes(buffer);
+      split.start = INT64_MAX;
+      int64_t late = INT64_MAX;
+      bool ok = true;
+      for (int32_t id : buffer.values) {
+        if (!IsHeapValue(id)) {
+          ok = false;
+          break;
+        }
+        const TimeBound& range = lr_.Range(id);
+        split.start = std::min(split.start, range.start);
+        split.end = std::max(split.end, range.end);
+        split.early_end = std::max(split.early_end, range.start);
+        for (const HloUse& use : df_.value(id).uses) {
+          if (defining.count(use.user) != 0) continue;
+          const int64_t t = lr_.TimeOf(use.user);
+          if (t < 0) continue;
+          if (options_.late_reader(*use.user)) {
+            late = std::min(late, t);
+          } else {
+            split.early_end = std::max(split.early_end, t);
+          }
+        }
+      }
+      if (!ok || late == INT64_MAX || late <= split.early_end + 1) continue;
+      split.late_start = late;
+      splits[buffer_id] = split;
+      result_.recomputed.push_back(
+          {df_.ValueName(df_.value(split.value)), split.bytes, split.early_end, split.late_start});
+    }
+    return splits;
   }
 
   bool TryShareOperand(const HloValue& value, int64_t t, std::vector<int32_t>& frees,
@@ -533,6 +627,7 @@ class PeakMemoryBuilder {
     if (!options_.record_placements) return;
     const auto& intervals = recorder_.intervals();
     for (size_t i = 0; i < intervals.size(); ++i) {
+      if (static_cast<size_t>(intervals[i].buffer) >= df_.values().size()) continue;  // a copy
       const HloValue& value = df_.value(intervals[i].buffer);
       result_.placements.push_back(Placement{
           std::string(value.instruction->name) + ShapeIndexToString(df_.SlotIndex(value.slot)),
@@ -606,9 +701,12 @@ class PeakMemoryBuilder {
           it->second = static_cast<int32_t>(i);
         }
       }
+      const auto values = static_cast<int32_t>(df_.values().size());
       for (const auto& [canonical, interval] : holder) {
-        listing.push_back(Describe(intervals[static_cast<size_t>(interval)].buffer,
-                                   intervals[static_cast<size_t>(canonical)].size, "temp"));
+        const int32_t id = intervals[static_cast<size_t>(interval)].buffer;
+        listing.push_back(Describe(id >= values ? id - values : id,
+                                   intervals[static_cast<size_t>(canonical)].size,
+                                   id >= values ? "temp (recomputed)" : "temp"));
       }
     }
     for (const HloBuffer& buffer : alias_.buffers()) {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ struct MemoryAnalysisOptions {
   int64_t live_at_peak_limit = 0;
   // Record where each temporary value was placed (PeakMemoryResult::placements).
   bool record_placements = false;
+  // What-if for rematerialization: temporary values (named as XLA's live-range file names them,
+  // "name" or "name{1}" for tuple-shaped instructions) recomputed just before their first read
+  // by a late reader instead of being kept from their definition. The buffer holding such a
+  // value (all its values: a while loop's init, state and result) is freed after its last
+  // earlier read and live again from its first late read to its end. The instructions that
+  // compute it stay where they were (their own temporaries are not moved).
+  std::set<std::string> recompute_values;
+  // The late readers (e.g. the backward pass's instructions); required with recompute_values.
+  std::function<bool(const ir::HloInstruction&)> late_reader;
 };
 
 // One buffer live at the peak, in the vocabulary of XLA's OOM listing.
@@ -52,7 +62,7 @@ struct LiveBuffer {
   std::string shape;        // Shape, without layout
   std::string op_name;      // metadata op_name
   std::string source;       // "file.py:76", empty when unknown
-  std::string kind;         // "temp", "argument", "output" or "argument+output"
+  std::string kind;         // "temp", "argument", "output", "argument+output", "temp (recomputed)"
 };
 
 // Where a temporary value sits in the temp allocation, as XLA's buffer-assignment file lists
@@ -97,6 +107,15 @@ struct PeakMemoryResult {
   int64_t live_at_peak_count = 0;        // before the listing was cut to the limit
   std::vector<TimelinePoint> timeline;
   std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
+
+  // recompute_values that were split: freed after `freed_after`, recomputed at `recomputed_at`.
+  struct Recomputed {
+    std::string value;  // "name{index}"
+    int64_t bytes = 0;
+    int64_t freed_after = 0;    // schedule position of the last early read
+    int64_t recomputed_at = 0;  // schedule position of the first late read
+  };
+  std::vector<Recomputed> recomputed;
 
   // Anything the reader should know about how far to trust the figures.
   std::vector<std::string> notes;

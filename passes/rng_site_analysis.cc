@@ -210,9 +210,8 @@ struct SiteWork {
   std::vector<const HloInstruction*> counters;  // counter inputs of the hash
   std::vector<const HloInstruction*> keys;      // key inputs
   std::unordered_set<const HloInstruction*> members;
-  // Members read by a backward (transpose(jvp)) consumer while the site is in the forward pass.
+  // Members computed before the backward pass starts and read after (key residuals).
   std::set<const HloInstruction*> crossing;
-  std::set<std::string> crossing_values;  // their module values, as XLA names them
 };
 
 class RngSiteFinder {
@@ -237,13 +236,63 @@ class RngSiteFinder {
   void MeasureBuffers();
   void AttachCollectives();
   void Findings(RngSiteResult& result);
+  void FindBackwardStarts();
+  bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
 
   const ir::HloModule& module_;
   const RngSiteOptions& options_;
   std::vector<SiteWork> sites_;
   std::unordered_map<const HloInstruction*, bool> random_only_;
   std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+  // Scheduled modules: the position (in its computation) of each instruction, and per
+  // computation the instruction where its backward pass starts.
+  std::unordered_map<const HloInstruction*, int64_t> position_;
+  std::unordered_map<const HloComputation*, const HloInstruction*> backward_start_;
 };
+
+// The backward pass starts at the first instruction of the backward (transpose(jvp(...))) that
+// reads, directly or not, a forward-pass result and is not a recomputation of the forward
+// (jax.checkpoint's "rematted_computation"): backward work that needs only parameters or keys
+// (weight transposes, rematerialized random bits) and remat's recomputed forward may be
+// scheduled anywhere before it.
+void RngSiteFinder::FindBackwardStarts() {
+  if (!module_.is_scheduled) return;
+  for (const HloComputation* computation : module_.computations) {
+    if (computation->IsFusionComputation()) continue;
+    std::unordered_set<const HloInstruction*> after_forward;
+    int64_t position = 0;
+    const HloInstruction* start = nullptr;
+    for (const HloInstruction* instr : computation->instructions) {
+      position_[instr] = position++;
+      const std::string phase = RngPhase(instr->metadata.op_name);
+      bool reads_forward = false;
+      for (const HloInstruction* operand : instr->operands) {
+        reads_forward |= after_forward.count(operand) != 0;
+      }
+      if (phase == "forward" || reads_forward) after_forward.insert(instr);
+      if (start == nullptr && phase == "backward" && reads_forward && site_of_.count(instr) == 0 &&
+          instr->metadata.op_name.find("rematted_computation") == std::string_view::npos) {
+        start = instr;
+      }
+    }
+    if (start != nullptr) backward_start_[computation] = start;
+  }
+}
+
+// Scheduled: the member is computed before its computation's backward pass starts and the user
+// reads it after. Otherwise by op_name: a forward member read by a backward user.
+bool RngSiteFinder::CrossesIntoBackward(const HloInstruction* member,
+                                        const HloInstruction* user) const {
+  if (!member->shape.IsArray() || member->shape.ElementCount() <= kKeySizedElements) return false;
+  if (module_.is_scheduled) {
+    const auto start = backward_start_.find(member->parent);
+    if (start == backward_start_.end() || user->parent != member->parent) return false;
+    const int64_t boundary = position_.at(start->second);
+    return position_.at(member) < boundary && position_.at(user) >= boundary;
+  }
+  return RngPhase(member->metadata.op_name) == "forward" &&
+         RngPhase(user->metadata.op_name) == "backward";
+}
 
 void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
   SiteWork work;
@@ -716,10 +765,7 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
         consumer_set.insert(user);
-        if (RngPhase(user->metadata.op_name) == "backward" && work.site.phase == "forward" &&
-            member->shape.IsArray() && member->shape.ElementCount() > kKeySizedElements) {
-          crossing.insert(member);
-        }
+        if (CrossesIntoBackward(member, user)) crossing.insert(member);
       }
       std::string what;
       const auto other = site_of_.find(user);
@@ -800,6 +846,15 @@ void RngSiteFinder::MeasureBuffers() {
       known->second.second = value.id;
     }
   }
+  // Buffers holding what a crossing member reads out (a loop's result is its state buffer).
+  std::set<int32_t> held;
+  for (const SiteWork& work : sites_) {
+    for (const HloInstruction* member : work.crossing) {
+      const int32_t slot = dataflow.FirstSlot(member);
+      if (slot < 0) continue;
+      for (int32_t id : dataflow.ValueSet(slot)) held.insert(alias.BufferIdOf(id));
+    }
+  }
   for (const auto& [buffer, who] : owner) {
     if (foreign.count(buffer) != 0) continue;
     const HloValue& value = dataflow.value(who.second);
@@ -815,6 +870,10 @@ void RngSiteFinder::MeasureBuffers() {
     if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
     out.bytes = shape.ByteSize();
     out.role = BufferRole(value.instruction, work.anchor);
+    for (int32_t id : alias.buffers()[buffer].values) {
+      out.values.push_back(dataflow.ValueName(dataflow.value(id)));
+    }
+    out.held_across = held.count(buffer) != 0;
     work.site.materialized_bytes = SaturatingAdd(work.site.materialized_bytes, out.bytes);
     if (out.role.rfind("counters", 0) == 0 || out.role.rfind("loop", 0) == 0 ||
         out.role.rfind("exchanged", 0) == 0) {
@@ -874,25 +933,29 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
                   "(partitionable or replicated threefry) gives the same bits on any mesh";
       result.findings.push_back(std::move(f));
     }
-    if (!work.crossing.empty()) {
-      RngFinding f;
+    std::string held_values;
+    RngFinding residual;
+    for (const RngSiteBuffer& buffer : site.buffers) {
+      if (!buffer.held_across) continue;
+      residual.bytes = SaturatingAdd(residual.bytes, buffer.bytes);
+      residual.values.push_back(buffer.value);
+      held_values += (held_values.empty() ? "" : ", ") + buffer.value + " " + buffer.shape;
+    }
+    if (!residual.values.empty()) {
+      RngFinding& f = residual;
       f.kind = "rng-key-residual";
       f.severity = "warning";
-      std::string values;
-      for (const HloInstruction* held : work.crossing) {
-        f.bytes = SaturatingAdd(f.bytes, held->shape.IsArray() ? held->shape.ByteSize() : 0);
-        values +=
-            (values.empty() ? "" : ", ") + std::string(held->name) + " " + ShapeText(held->shape);
-      }
-      f.values.assign(work.crossing_values.begin(), work.crossing_values.end());
+      // Until the memory what-if (rng_remat_saving.h) says how much of it is live at the peak.
       f.saving_bytes = f.bytes;
       f.site = site.name;
       f.op_name = site.op_name;
       f.source = site.source;
-      f.message = "random values computed in the forward pass from the key alone (" + values +
+      f.message = "random values computed from the key alone before the backward pass starts (" +
+                  held_values +
                   ") stay live until the backward pass reads them; recomputing them from the key "
-                  "in the backward (remat of the dropout, or a checkpoint policy that saves no "
-                  "random values) frees them across the forward/backward boundary";
+                  "where the backward reads them (remat of the dropout that XLA does not hoist, "
+                  "or a checkpoint policy that saves no random values) frees them across the "
+                  "forward/backward boundary";
       result.findings.push_back(std::move(f));
     }
     if (site.mode == "replicated" && site.wire_bytes_per_device > 0) {
@@ -926,6 +989,7 @@ RngSiteResult RngSiteFinder::Run() {
   }
   FindAnchors();
   CollectMembers();
+  FindBackwardStarts();
   for (SiteWork& work : sites_) {
     DescribeShapes(work);
     DescribeConsumers(work);
@@ -952,6 +1016,9 @@ RngSiteResult RngSiteFinder::Run() {
     }
   }
   Findings(result);
+  for (const auto& [computation, instr] : backward_start_) {
+    result.backward_start[std::string(computation->name)] = std::string(instr->name);
+  }
   std::set<std::pair<int64_t, int64_t>> shared_geometries;
   for (SiteWork& work : sites_) {
     if (work.site.purpose == "bits" &&

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct RngSiteBuffer {
   std::string role;    // "counters", "loop state (counters, then hash outputs)", ...
   std::string op_name;
   int64_t bytes = 0;
+  // Every value the buffer holds in turn (a loop's init, state and result), as XLA names them.
+  std::vector<std::string> values;
+  // A value of it is computed before the backward pass starts and read after.
+  bool held_across = false;
 };
 
 struct RngSiteCollective {
@@ -116,6 +121,17 @@ struct RngSiteTotals {
   RngWhatIf whatif;
 };
 
+// What recomputing every rng-key-residual from the key would do to the peak
+// (passes/rng_remat_saving.h fills it; `ran` stays false until it has).
+struct RngRematWhatIf {
+  bool ran = false;
+  int64_t peak_bytes = 0;             // as compiled
+  int64_t peak_bytes_recomputed = 0;  // with the residuals recomputed where the backward reads them
+  int64_t saving_bytes = 0;
+  int64_t buffers = 0;  // residual buffers the what-if moved
+  std::string peak_instruction_recomputed;
+};
+
 struct RngSiteResult {
   int64_t num_partitions = 1;
   bool partitioned = true;     // false: a module before SPMD partitioning (global shapes)
@@ -123,6 +139,11 @@ struct RngSiteResult {
   RngSiteTotals totals;
   std::vector<RngFinding> findings;
   std::vector<std::string> notes;
+  // Scheduled modules: per computation holding both passes, the instruction where its backward
+  // pass starts (the first backward instruction that reads a forward result, directly or not),
+  // the boundary rng-key-residual values are held across.
+  std::map<std::string, std::string> backward_start;
+  RngRematWhatIf remat;
 };
 
 RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options = {});

@@ -1,0 +1,37 @@
+// Everything spmdsim says about one module, computed once: memory (with XLA's figures beside it),
+// collectives (with their time on a topology), RNG sites and findings. `check`, `diff` and
+// `report` all render this one structure, so the numbers they print agree with `analyze`,
+// `collectives` and `rng sites`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/input_loader.h"
+#include "analyzer/memory_view.h"
+#include "passes/collective_analysis.h"
+#include "passes/memory_analysis.h"
+#include "passes/rng_site_analysis.h"
+#include "passes/topology.h"
+
+namespace spmdsim::analyzer {
+
+struct ModuleReportOptions {
+  passes::MemoryAnalysisOptions memory;
+  // Collective times are estimated on this topology; nullptr = no time estimates.
+  const passes::Topology* topology = nullptr;
+  // Size an unpartitioned module (before_optimizations) per device from its shardings.
+  bool per_device_for_unpartitioned = true;
+};
+
+struct ModuleReport {
+  const ModuleInput* input = nullptr;
+  MemoryReport memory;
+  passes::CollectiveResult collectives;
+  passes::RngSiteResult rng;
+};
+
+ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptions& options);
+
+}  // namespace spmdsim::analyzer
