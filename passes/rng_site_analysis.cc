@@ -130,6 +130,48 @@ bool ContainsOpcode(const HloComputation* computation, Opcode opcode) {
 
 std::string ShapeText(const ir::Shape& shape) { return shape.ToString(/*print_layout=*/false); }
 
+// JAX's threefry2x32 as its own computation, the form modules take before XLA inlines calls:
+// (u32[] key0, u32[] key1, u32[...] x0, u32[...] x1) -> (u32[...], u32[...]). Returns the site
+// kind its body implies (a cu_/hip_threefry2x32 custom call, XLA:CPU's rolled loop, or the 20
+// rounds unrolled), or "" for any other computation.
+std::string ThreefryFunctionKind(const HloComputation* computation) {
+  if (computation == nullptr || computation->IsFusionComputation()) return "";
+  std::vector<const HloInstruction*> params(4, nullptr);
+  int64_t count = 0;
+  for (const HloInstruction* instr : computation->instructions) {
+    if (instr->opcode != Opcode::kParameter) continue;
+    ++count;
+    if (instr->parameter_number >= 0 && instr->parameter_number < 4) {
+      params[static_cast<size_t>(instr->parameter_number)] = instr;
+    }
+  }
+  if (count != 4 || std::find(params.begin(), params.end(), nullptr) != params.end()) return "";
+  for (const HloInstruction* param : params) {
+    if (!IsU32Array(param->shape)) return "";
+  }
+  const ir::Shape& x = params[2]->shape;
+  if (params[3]->shape.dims() != x.dims()) return "";
+  const HloInstruction* root = computation->root;
+  if (root == nullptr || !root->shape.IsTuple() || root->shape.tuple_shapes().size() != 2) {
+    return "";
+  }
+  for (const ir::Shape& element : root->shape.tuple_shapes()) {
+    if (!IsU32Array(element) || element.dims() != x.dims()) return "";
+  }
+  bool custom_call = false;
+  bool loop = false;
+  ForEachNested(computation, [&](const HloInstruction* instr) {
+    custom_call |= instr->opcode == Opcode::kCustomCall &&
+                   instr->custom_call_target.find("threefry2x32") != std::string_view::npos;
+    loop |= instr->opcode == Opcode::kWhile;
+  });
+  if (custom_call) return "threefry-custom-call";
+  if (loop) return "threefry-rolled";
+  const auto [shifts, amounts] = RotationShifts(computation);
+  if (shifts >= kUnrolledShifts && amounts == 8) return "threefry-expanded";
+  return "";
+}
+
 // What an instruction's value comes from: its operands, or for an element of a control-flow
 // computation's parameter, that element of each caller's operand (loop-invariant values hoisted
 // out of a loop are found this way).
@@ -164,7 +206,15 @@ std::string_view LastComponent(std::string_view op_name) {
 }
 
 // "jit(_uniform)" -> "uniform"; empty when the component is not a jit(_name).
+// "bernoulli" for "jit(_bernoulli)", also under JAX's transformation wrappers
+// ("jvp(jit(_bernoulli))", "transpose(jvp(jit(_bernoulli)))") as call sites are named before
+// optimizations.
 std::string_view JaxRandomFunction(std::string_view component) {
+  for (const std::string_view wrapper : {"transpose(", "jvp(", "vmap("}) {
+    while (StartsWith(component, wrapper) && !component.empty() && component.back() == ')') {
+      component = component.substr(wrapper.size(), component.size() - wrapper.size() - 1);
+    }
+  }
   if (!StartsWith(component, "jit(_") || component.back() != ')') return {};
   return component.substr(5, component.size() - 6);
 }
@@ -210,6 +260,9 @@ struct SiteWork {
   std::vector<const HloInstruction*> counters;  // counter inputs of the hash
   std::vector<const HloInstruction*> keys;      // key inputs
   std::unordered_set<const HloInstruction*> members;
+  // Reached through calls from the entry (a module before optimizations): the callee's buffers
+  // are shared by every call, so its bytes come from the what-if of its mode instead.
+  bool via_calls = false;
   // Members computed before the backward pass starts and read after (key residuals).
   std::set<const HloInstruction*> crossing;
 };
@@ -223,7 +276,9 @@ class RngSiteFinder {
 
  private:
   void FindAnchors();
-  void AddSite(const HloInstruction* anchor, std::string kind);
+  void AddSite(const HloInstruction* anchor, std::string kind, const std::string& context = "",
+               const HloInstruction* context_call = nullptr);
+  std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
   std::string CounterMode(const SiteWork& work);
@@ -244,6 +299,7 @@ class RngSiteFinder {
   std::vector<SiteWork> sites_;
   std::unordered_map<const HloInstruction*, bool> random_only_;
   std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+  std::unordered_map<const HloComputation*, std::vector<const HloInstruction*>> callers_;
   // Scheduled modules: the position (in its computation) of each instruction, and per
   // computation the instruction where its backward pass starts.
   std::unordered_map<const HloInstruction*, int64_t> position_;
@@ -294,29 +350,40 @@ bool RngSiteFinder::CrossesIntoBackward(const HloInstruction* member,
          RngPhase(user->metadata.op_name) == "backward";
 }
 
-void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
+// `context` is the op_name of the calls that reach the anchor's computation from the entry
+// (modules before optimizations call JAX's functions instead of inlining them); `context_call`
+// the innermost of them that carries a source line.
+void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
+                            const std::string& context, const HloInstruction* context_call) {
   SiteWork work;
   work.anchor = anchor;
   work.site.name = std::string(anchor->name);
   work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
   work.site.kind = std::move(kind);
-  work.site.op_name = std::string(anchor->metadata.op_name);
-  work.site.scope = RngScope(anchor->metadata.op_name);
-  work.site.phase = RngPhase(anchor->metadata.op_name);
-  std::string_view file;
-  int64_t line = 0;
-  if (!anchor->metadata.source_file.empty()) {
-    work.site.source = anchor->metadata.Source();
-  } else if (anchor->metadata.stack_frame_id > 0 &&
-             module_.stack_frames.Resolve(anchor->metadata.stack_frame_id, file, line)) {
-    const size_t slash = file.rfind('/');
-    work.site.source =
-        std::string(slash == std::string_view::npos ? file : file.substr(slash + 1)) + ":" +
-        std::to_string(line);
+  std::string op_name = context;
+  if (!anchor->metadata.op_name.empty()) {
+    op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata.op_name);
+  }
+  work.site.op_name = op_name;
+  work.site.scope = RngScope(op_name);
+  work.site.phase = RngPhase(op_name);
+  for (const HloInstruction* where : {anchor, context_call}) {
+    if (where == nullptr || !work.site.source.empty()) continue;
+    std::string_view file;
+    int64_t line = 0;
+    if (!where->metadata.source_file.empty()) {
+      work.site.source = where->metadata.Source();
+    } else if (where->metadata.stack_frame_id > 0 &&
+               module_.stack_frames.Resolve(where->metadata.stack_frame_id, file, line)) {
+      const size_t slash = file.rfind('/');
+      work.site.source =
+          std::string(slash == std::string_view::npos ? file : file.substr(slash + 1)) + ":" +
+          std::to_string(line);
+    }
   }
   // The JAX functions that drew the bits, outermost first.
   std::string draws;
-  std::string_view rest = anchor->metadata.op_name;
+  std::string_view rest = op_name;
   while (!rest.empty()) {
     const size_t slash = rest.find('/');
     const std::string_view component = rest.substr(0, slash);
@@ -329,12 +396,12 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
     rest.remove_prefix(slash + 1);
   }
   work.site.draws = draws;
-  const std::string_view op_name = anchor->metadata.op_name;
-  if (op_name.find("threefry_split") != std::string_view::npos) {
+  if (op_name.find("threefry_split") != std::string::npos) {
     work.site.purpose = "split";
-  } else if (op_name.find("threefry_fold_in") != std::string_view::npos) {
+  } else if (op_name.find("threefry_fold_in") != std::string::npos) {
     work.site.purpose = "fold_in";
-  } else if (!draws.empty() || anchor->opcode != Opcode::kWhile) {
+  } else if (!draws.empty() ||
+             (anchor->opcode != Opcode::kWhile && anchor->opcode != Opcode::kCall)) {
     work.site.purpose = "bits";
   } else {
     work.site.purpose = "key";  // a threefry loop outside any jax.random drawing function
@@ -344,7 +411,9 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
     const auto& init = anchor->operands[0]->operands;
     work.counters = {init[1], init[2]};
     work.keys = {init[3], init[4], init[5]};
-  } else if (anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) {
+  } else if ((anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) ||
+             (anchor->opcode == Opcode::kCall && anchor->operands.size() == 4 &&
+              work.site.kind.rfind("threefry", 0) == 0)) {
     work.keys = {anchor->operands[0], anchor->operands[1]};
     work.counters = {anchor->operands[2], anchor->operands[3]};
   } else {
@@ -354,9 +423,77 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind) {
   sites_.push_back(std::move(work));
 }
 
+// The chains of `call` instructions that reach a computation from the entry, outermost first
+// (none for the entry itself, or for a computation reached otherwise). Capped: a module that
+// calls one function from thousands of places gets the first kMaxCallChains.
+std::vector<std::vector<const HloInstruction*>> RngSiteFinder::CallChains(
+    const HloComputation* computation) {
+  constexpr size_t kMaxCallChains = 4096;
+  std::vector<std::vector<const HloInstruction*>> chains;
+  std::vector<const HloInstruction*> path;
+  std::function<void(const HloComputation*, int)> up = [&](const HloComputation* c, int depth) {
+    if (chains.size() >= kMaxCallChains || depth > 64) return;
+    if (c == module_.entry) {
+      if (!path.empty()) chains.emplace_back(path.rbegin(), path.rend());
+      return;
+    }
+    const auto callers = callers_.find(c);
+    if (callers == callers_.end()) return;
+    for (const HloInstruction* call : callers->second) {
+      path.push_back(call);
+      up(call->parent, depth + 1);
+      path.pop_back();
+    }
+  };
+  up(computation, 0);
+  return chains;
+}
+
 void RngSiteFinder::FindAnchors() {
+  std::set<const HloComputation*> functions;  // JAX's threefry2x32 as a computation
   for (const HloComputation* computation : module_.computations) {
-    if (computation->IsFusionComputation()) continue;
+    if (!ThreefryFunctionKind(computation).empty()) functions.insert(computation);
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode != Opcode::kCall && instr->opcode != Opcode::kWhile &&
+          instr->opcode != Opcode::kConditional) {
+        continue;
+      }
+      for (const ir::CalledComputation& called : instr->called_computations) {
+        if (called.computation != nullptr && called.role != "condition") {
+          callers_[called.computation].push_back(instr);
+        }
+      }
+    }
+  }
+  // A site per anchor, and per call chain when the anchor's computation is called (a function
+  // JAX did not inline draws bits once per call; a loop body is reached through its while).
+  // Scheduled (optimized) modules have their calls inlined and absolute op_names.
+  const auto add = [&](const HloInstruction* anchor, const std::string& kind) {
+    const std::vector<std::vector<const HloInstruction*>> chains =
+        module_.is_scheduled ? std::vector<std::vector<const HloInstruction*>>{}
+                             : CallChains(anchor->parent);
+    if (chains.empty()) {
+      AddSite(anchor, kind);
+      return;
+    }
+    for (const auto& chain : chains) {
+      std::string context;
+      const HloInstruction* with_source = nullptr;
+      for (const HloInstruction* call : chain) {
+        if (!call->metadata.op_name.empty()) {
+          context += (context.empty() ? "" : "/") + std::string(call->metadata.op_name);
+        }
+        if (!call->metadata.source_file.empty() || call->metadata.stack_frame_id > 0) {
+          with_source = call;
+        }
+      }
+      AddSite(anchor, kind, context, with_source);
+      sites_.back().via_calls = true;
+    }
+  };
+  for (const HloComputation* computation : module_.computations) {
+    if (computation->IsFusionComputation() || functions.count(computation) != 0) continue;
+    const size_t first_site = sites_.size();
     // Unfused unrolled hashes: elementwise ops whose op_name contains "threefry2x32", grouped by
     // the op_name up to it.
     std::map<std::string, std::pair<int, const HloInstruction*>> unrolled;
@@ -366,40 +503,38 @@ void RngSiteFinder::FindAnchors() {
           const int64_t trips = WhileTripCount(*instr);
           if (trips == options_.rolled_trip_count && IsThreefryLoopState(instr->shape) &&
               ContainsOpcode(instr->Called("body"), Opcode::kShiftLeft)) {
-            AddSite(instr, "threefry-rolled");
+            add(instr, "threefry-rolled");
           }
           break;
         }
         case Opcode::kCustomCall:
           if (instr->custom_call_target.find("threefry2x32") != std::string_view::npos) {
-            AddSite(instr, "threefry-custom-call");
+            add(instr, "threefry-custom-call");
           }
           break;
         case Opcode::kRngBitGenerator:
-          AddSite(instr, "rng-bit-generator");
-          sites_.back().site.algorithm = std::string(instr->FindAttribute("algorithm"));
-          sites_.back().site.mode = "rbg";
+          add(instr, "rng-bit-generator");
           break;
         case Opcode::kRng:
-          AddSite(instr, "rng");
-          sites_.back().site.algorithm = std::string(instr->FindAttribute("distribution"));
-          sites_.back().site.mode = "unknown";
+          add(instr, "rng");
           break;
         case Opcode::kCall: {
           // XLA:CPU expands rng-bit-generator into a call to %rng.N returning (state, bits).
           const HloComputation* callee = instr->Called("to_apply");
+          if (functions.count(callee) != 0) {
+            add(instr, ThreefryFunctionKind(callee));
+            break;
+          }
           if (callee != nullptr && StartsWith(callee->name, "rng") && instr->shape.IsTuple() &&
               instr->shape.tuple_shapes().size() == 2 &&
               LastComponent(instr->metadata.op_name) == "rng_bit_generator") {
-            AddSite(instr, "rng-bit-generator");
-            sites_.back().site.algorithm = "expanded: call to %" + std::string(callee->name);
-            sites_.back().site.mode = "rbg";
+            add(instr, "rng-bit-generator");
           }
           break;
         }
         case Opcode::kFusion: {
           const auto [shifts, amounts] = RotationShifts(instr->Called("calls"));
-          if (shifts >= kUnrolledShifts && amounts == 8) AddSite(instr, "threefry-expanded");
+          if (shifts >= kUnrolledShifts && amounts == 8) add(instr, "threefry-expanded");
           break;
         }
         default: {
@@ -415,7 +550,20 @@ void RngSiteFinder::FindAnchors() {
       }
     }
     for (const auto& [prefix, group] : unrolled) {
-      if (group.first >= kUnrolledShifts) AddSite(group.second, "threefry-expanded");
+      if (group.first >= kUnrolledShifts) add(group.second, "threefry-expanded");
+    }
+    for (size_t i = first_site; i < sites_.size(); ++i) {
+      SiteWork& work = sites_[i];
+      if (work.site.kind == "rng-bit-generator") {
+        work.site.mode = "rbg";
+        work.site.algorithm =
+            work.anchor->opcode == Opcode::kCall
+                ? "expanded: call to %" + std::string(work.anchor->Called("to_apply")->name)
+                : std::string(work.anchor->FindAttribute("algorithm"));
+      } else if (work.site.kind == "rng") {
+        work.site.mode = "unknown";
+        work.site.algorithm = std::string(work.anchor->FindAttribute("distribution"));
+      }
     }
   }
   std::stable_sort(sites_.begin(), sites_.end(), [](const SiteWork& a, const SiteWork& b) {
@@ -1014,6 +1162,22 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.consumers = site.consumer_count;
       site.whatif = PredictRngCosts(geometry);
     }
+  }
+  bool estimated = false;
+  for (SiteWork& work : sites_) {
+    RngSite& site = work.site;
+    if (!work.via_calls) continue;
+    const RngCost* cost = CostOf(site.whatif, site.mode.c_str());
+    site.buffers.clear();
+    site.counter_bytes = 0;
+    site.bits_bytes = 0;
+    site.materialized_bytes = cost != nullptr ? cost->memory_bytes : 0;
+    estimated = true;
+  }
+  if (estimated) {
+    result.notes.push_back(
+        "sites reached through calls (JAX functions not inlined yet): materialized_bytes is the "
+        "what-if of the site's mode, buffers are not listed");
   }
   Findings(result);
   for (const auto& [computation, instr] : backward_start_) {

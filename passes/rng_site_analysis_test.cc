@@ -152,6 +152,85 @@ TEST_CASE("rng sites of every dump follow from the program's description") {
   }
 }
 
+// Modules before optimizations call JAX's functions instead of inlining them: each call chain
+// from the entry to a threefry2x32 function is a site, with the op_name of the whole chain.
+// XLA:CPU's before_optimizations dumps: the same bits sites as the optimized module.
+TEST_CASE("rng sites of the before_optimizations dumps match the optimized module's") {
+  const nlohmann::json manifest = ReadManifest();
+  for (const auto& program : manifest.at("programs")) {
+    if (program.at("size").get<std::string>() != "small") continue;
+    const std::string name = program.at("name");
+    DYNAMIC_SECTION(name) {
+      analyzer::LoadOutcome outcome =
+          analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                               program.at("files").at("before").get<std::string>());
+      REQUIRE_FALSE(outcome.failure);
+      const RngSiteResult before = AnalyzeRngSites(*outcome.inputs.modules.at(0).module);
+      const Loaded after = Load(program);
+      CHECK(before.totals.bits_sites == after.rng.totals.bits_sites);
+      std::map<std::string, int64_t> before_modes;
+      std::map<std::string, int64_t> after_modes;
+      std::map<std::string, int64_t> before_phases;
+      std::map<std::string, int64_t> after_phases;
+      for (const RngSite& site : before.sites) {
+        if (site.purpose != "bits") continue;
+        INFO(site.name << " " << site.op_name);
+        CHECK(site.op_name.find("dropout") != std::string::npos);
+        ++before_modes[site.kind + " " + site.mode];
+        ++before_phases[site.phase];
+      }
+      for (const RngSite& site : after.rng.sites) {
+        if (site.purpose != "bits") continue;
+        ++after_modes[site.kind + " " + site.mode];
+        ++after_phases[site.phase];
+      }
+      CHECK(before_modes == after_modes);
+      CHECK(before_phases == after_phases);
+    }
+  }
+}
+
+// The two GPU lowerings of threefry (tools/gen_gpu_lowered.py: JAX lowering for CUDA, printed by
+// XLA), in both counter modes: one bits site per dropout and one fold_in per layer.
+TEST_CASE("rng sites of CUDA lowerings: unrolled rounds and the cu_threefry2x32 custom call") {
+  std::ifstream in(SPMDSIM_TESTDATA_DIR "/gpu_lowered/manifest.json");
+  REQUIRE(in.good());
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  const int64_t dropouts = manifest.at("dropout_sites").get<int64_t>();
+  REQUIRE(manifest.at("variants").size() == 4);
+  for (const auto& variant : manifest.at("variants")) {
+    const std::string name = variant.at("name");
+    DYNAMIC_SECTION(name) {
+      analyzer::LoadOutcome outcome =
+          analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/gpu_lowered/" +
+                               variant.at("file").get<std::string>());
+      REQUIRE_FALSE(outcome.failure);
+      const RngSiteResult result = AnalyzeRngSites(*outcome.inputs.modules.at(0).module);
+      const std::string kind =
+          variant.at("gpu_kernel").get<bool>() ? "threefry-custom-call" : "threefry-expanded";
+      const std::string mode =
+          variant.at("partitionable").get<bool>() ? "partitionable" : "replicated";
+      int64_t bits = 0;
+      int64_t fold_ins = 0;
+      for (const RngSite& site : result.sites) {
+        INFO(site.name << " " << site.op_name);
+        CHECK(site.kind == kind);
+        if (site.purpose == "fold_in") ++fold_ins;
+        if (site.purpose != "bits") continue;
+        ++bits;
+        CHECK(site.mode == mode);
+        CHECK(site.draws == "bernoulli/uniform");
+        CHECK(site.phase == "forward");
+        CHECK(site.global_elements == manifest.at("model").at("batch").get<int64_t>() *
+                                          manifest.at("model").at("hidden").get<int64_t>() /
+                                          (mode == "replicated" ? 2 : 1));
+      }
+      CHECK(bits == dropouts);
+      CHECK(fold_ins == dropouts);
+    }
+  }
+}
+
 // From the dump of one mode predict the other and compare with XLA's dump of the other mode.
 TEST_CASE("flipped-mode what-if is within 10% of XLA's dump of the other mode") {
   const nlohmann::json manifest = ReadManifest();

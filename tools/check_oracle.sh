@@ -35,6 +35,12 @@ else
   rc=$?
   # The JAX RNG answer tables (testdata/rng_tables) are part of the oracle too.
   "$here/check_rng_tables.sh" || rc=1
+  # And the CUDA lowerings (testdata/gpu_lowered), printed by XLA without a GPU.
+  "$py" "$here/gen_gpu_lowered.py" --out "$tmp/gpu_lowered"
+  diff -r "$repo/testdata/gpu_lowered" "$tmp/gpu_lowered" >/dev/null || {
+    echo "check_oracle: testdata/gpu_lowered differs from tools/gen_gpu_lowered.py's output" >&2
+    rc=1
+  }
 fi
 echo "check_oracle: $(( $(date +%s) - start ))s"
 exit $rc
