@@ -1,39 +1,21 @@
 // Runs the built `spmdsim analyze` (SPMDSIM_BINARY) on a dump directory: the JSON `memory`
 // section (docs/JSON_SCHEMA.md) and the text view come from the same figures.
-#include <sys/wait.h>
-
-#include <array>
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-struct RunOutput {
-  std::string out;
-  int exit_code = -1;
-};
-
-RunOutput Run(const std::string& args) {
-  RunOutput result;
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 65536> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using test::RunOutput;
+using test::RunSpmdsim;
 
 const std::string kDump = std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/mesh4x2_partitionable_remat";
 
 TEST_CASE("analyze --format json: the memory section of both stages") {
-  const RunOutput run = Run("analyze " + kDump + " --format json --timeline-points 16");
+  const RunOutput run = RunSpmdsim("analyze " + kDump + " --format json --timeline-points 16");
   REQUIRE(run.exit_code == 0);
   const nlohmann::json out = nlohmann::json::parse(run.out);
   CHECK(out.at("schema_version") == 1);
@@ -72,7 +54,7 @@ TEST_CASE("analyze --format json: the memory section of both stages") {
 }
 
 TEST_CASE("analyze text: XLA's OOM-listing words and XLA's figures beside the prediction") {
-  const RunOutput run = Run("analyze " + kDump + " --module jit_train_step --live 2");
+  const RunOutput run = RunSpmdsim("analyze " + kDump + " --module jit_train_step --live 2");
   REQUIRE(run.exit_code == 0);
   for (const char* words : {"peak ", "XLA ", "(memory_analysis.json)", "Buffer 1:", "Size:",
                             "Operator: op_name=", "XLA Label:", "Shape:", "memory curve"}) {
@@ -83,7 +65,7 @@ TEST_CASE("analyze text: XLA's OOM-listing words and XLA's figures beside the pr
 }
 
 TEST_CASE("analyze refuses a bad option value") {
-  CHECK(Run("analyze " + kDump + " --sizes everything").exit_code == 2);
+  CHECK(RunSpmdsim("analyze " + kDump + " --sizes everything").exit_code == 2);
 }
 
 }  // namespace

@@ -1,46 +1,28 @@
 // Runs the built `spmdsim collectives` (SPMDSIM_BINARY): JSON fields and totals against the
 // independent count in testdata/expected_collectives.json, every preset loads, --topology FILE
 // works and a bad --topology is a usage error (exit 2).
-#include <sys/wait.h>
-
-#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analyzer/test_support.h"
 #include "analyzer/topology_presets.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-};
-
-Run RunTool(const std::string& args) {
-  Run run;
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using test::RunOutput;
+using test::RunSpmdsim;
 
 const std::string kGradAccum = std::string(SPMDSIM_TESTDATA_DIR) +
                                "/dumps/dp8_gradaccum4_partitionable_remat/"
                                "module_0000.jit_train_step.cpu_after_optimizations.txt.gz";
 
 TEST_CASE("spmdsim collectives --format json: fields and totals") {
-  const Run run = RunTool("collectives " + kGradAccum + " --format json");
+  const RunOutput run = RunSpmdsim("collectives " + kGradAccum + " --format json");
   REQUIRE(run.exit_code == 0);
   const auto j = nlohmann::json::parse(run.out);
   const auto& c = j.at("modules").at(0).at("collectives");
@@ -68,20 +50,20 @@ TEST_CASE("every topology preset loads; files and bad names") {
     CHECK(LoadTopology(name, error).has_value());
   }
   // Two nodes of 4: the gradient all-reduce's ring crosses nodes twice out of 8 hops.
-  const Run split = RunTool("collectives " + kGradAccum +
-                            " --format json --topology h100-ib-400g "
-                            "--devices-per-node 4");
+  const RunOutput split = RunSpmdsim("collectives " + kGradAccum +
+                                     " --format json --topology h100-ib-400g "
+                                     "--devices-per-node 4");
   REQUIRE(split.exit_code == 0);
   const auto parsed = nlohmann::json::parse(split.out);
   const auto& c = parsed.at("modules").at(0).at("collectives");
   const int64_t per_run = c.at("total_wire_bytes_per_device").get<int64_t>() / 4;  // 4 runs
   CHECK(c.at("inter_node_bytes_per_device").get<int64_t>() == per_run * 2 / 8 * 4);
 
-  CHECK(RunTool("collectives " + kGradAccum + " --topology no-such-machine").exit_code == 2);
+  CHECK(RunSpmdsim("collectives " + kGradAccum + " --topology no-such-machine").exit_code == 2);
   const std::string file = std::string(SPMDSIM_TESTDATA_DIR) +
                            "/../analyzer/topologies/"
                            "tpu-v5e-16x16.json";
-  const Run from_file = RunTool("collectives " + kGradAccum + " --topology " + file);
+  const RunOutput from_file = RunSpmdsim("collectives " + kGradAccum + " --topology " + file);
   CHECK(from_file.exit_code == 0);
   CHECK(from_file.out.find("tpu-v5e-16x16") != std::string::npos);
 }
@@ -91,7 +73,7 @@ const std::string kMeshBefore = std::string(SPMDSIM_TESTDATA_DIR) +
                                 "module_0000.jit_train_step.before_optimizations.txt";
 
 TEST_CASE("spmdsim collectives on a before_optimizations dump: prediction beside XLA's") {
-  const Run run = RunTool("collectives " + kMeshBefore + " --format json");
+  const RunOutput run = RunSpmdsim("collectives " + kMeshBefore + " --format json");
   REQUIRE(run.exit_code == 0);
   const auto c = nlohmann::json::parse(run.out).at("modules").at(0).at("collectives");
   CHECK(c.at("ops").empty());  // nothing partitioned yet
@@ -120,7 +102,7 @@ TEST_CASE("spmdsim collectives on a before_optimizations dump: prediction beside
     CHECK(row.at("predicted_count") == expected.at("counts").at(row.at("kind").get<std::string>()));
   }
 
-  const Run text = RunTool("collectives " + kMeshBefore + " --max-ops 3");
+  const RunOutput text = RunSpmdsim("collectives " + kMeshBefore + " --max-ops 3");
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("predicted for the partitioned module (mesh [\"data\"=4, \"model\"=2])") !=
         std::string::npos);
@@ -133,12 +115,12 @@ TEST_CASE("spmdsim collectives on a before_optimizations dump alone: no comparis
   REQUIRE(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "' && cp '" + kMeshBefore +
                        "' '" + dir + "/'")
                           .c_str()) == 0);
-  const Run run = RunTool("collectives " + dir + " --format json");
+  const RunOutput run = RunSpmdsim("collectives " + dir + " --format json");
   REQUIRE(run.exit_code == 0);
   const auto c = nlohmann::json::parse(run.out).at("modules").at(0).at("collectives");
   CHECK(c.at("comparison").is_null());
   CHECK(c.at("predicted_by_kind").at("all-reduce").at("count") == 9);
-  const Run text = RunTool("collectives " + dir);
+  const RunOutput text = RunSpmdsim("collectives " + dir);
   CHECK(text.out.find("no after_optimizations module") != std::string::npos);
   CHECK(std::system(("rm -rf '" + dir + "'").c_str()) == 0);
 }

@@ -1,39 +1,20 @@
 // `spmdsim oom` on the OOM listing of user story 000 (testdata/oom/seed_000.log) and
 // `spmdsim rng sites` on the seed-size dumps: the random buffers in the listing's vocabulary,
 // their total, what each fix would save, and the collectives replicated mode causes.
-#include <sys/wait.h>
-
-#include <array>
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "analyzer/input_loader.h"
 #include "analyzer/oom_log.h"
+#include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-struct RunOutput {
-  std::string out;
-  int exit_code = -1;
-};
-
-RunOutput Run(const std::string& args) {
-  RunOutput result;
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 65536> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using test::RunOutput;
+using test::RunSpmdsim;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
@@ -66,16 +47,17 @@ TEST_CASE("oom listing of story 000: random buffers, total, savings") {
   CHECK(saving["rbg"] == 2 * 384 * kMiB);  // one bits buffer kept per two-buffer site
   CHECK(saving["replicated"] == 0);
 
-  const RunOutput run = Run("oom " SPMDSIM_TESTDATA_DIR "/oom/seed_000.log");
+  const RunOutput run = RunSpmdsim("oom " SPMDSIM_TESTDATA_DIR "/oom/seed_000.log");
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("5 hold random bits (1.88 GiB)") != std::string::npos);
-  CHECK(Run("oom " SPMDSIM_TESTDATA_DIR "/manifest.json").exit_code == kExitParse);
+  CHECK(RunSpmdsim("oom " SPMDSIM_TESTDATA_DIR "/manifest.json").exit_code == kExitParse);
 }
 
 TEST_CASE("rng sites on the seed-size dumps") {
-  const RunOutput partitionable = Run("rng sites --format json " SPMDSIM_TESTDATA_DIR
-                                      "/dumps/seed_dp8_partitionable_noremat/"
-                                      "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  const RunOutput partitionable =
+      RunSpmdsim("rng sites --format json " SPMDSIM_TESTDATA_DIR
+                 "/dumps/seed_dp8_partitionable_noremat/"
+                 "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
   REQUIRE(partitionable.exit_code == 0);
   const nlohmann::json p = nlohmann::json::parse(partitionable.out)["modules"][0];
   int64_t sites = 0;
@@ -95,9 +77,10 @@ TEST_CASE("rng sites on the seed-size dumps") {
   for (const auto& f : p["findings"]) residuals += f["kind"] == "rng-key-residual" ? 1 : 0;
   CHECK(residuals == 24);
 
-  const RunOutput replicated = Run("rng sites " SPMDSIM_TESTDATA_DIR
-                                   "/dumps/seed_dp8_replicated_remat/"
-                                   "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  const RunOutput replicated =
+      RunSpmdsim("rng sites " SPMDSIM_TESTDATA_DIR
+                 "/dumps/seed_dp8_replicated_remat/"
+                 "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
   REQUIRE(replicated.exit_code == 0);
   CHECK(replicated.out.find("collectives caused: 6") != std::string::npos);
   CHECK(replicated.out.find("all-gather") != std::string::npos);

@@ -1,37 +1,19 @@
 // Runs the built `spmdsim rng bits` (SPMDSIM_BINARY) and compares its JSON with the tables the
 // pinned JAX wrote (testdata/rng_tables), plus the usage errors a user can hit.
-#include <sys/wait.h>
-
-#include <array>
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
 using nlohmann::json;
 
-struct RunOutput {
-  std::string out;
-  int exit_code = -1;
-};
-
-RunOutput Run(const std::string& args) {
-  RunOutput result;
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 65536> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using test::RunOutput;
+using test::RunSpmdsim;
 
 json LoadTable(const std::string& name) {
   std::ifstream in(std::string(SPMDSIM_TESTDATA_DIR) + "/rng_tables/" + name + ".json");
@@ -54,7 +36,7 @@ TEST_CASE("rng bits --format json equals every bits case of the replicated table
                              std::to_string(c.at("bit_width").get<int>()) +
                              " --mode replicated --format json";
     INFO(args);
-    const RunOutput run = Run(args);
+    const RunOutput run = RunSpmdsim(args);
     REQUIRE(run.exit_code == 0);
     const json got = json::parse(run.out);
     CHECK(got.at("schema_version") == 1);
@@ -71,7 +53,7 @@ TEST_CASE("rng bits --split and --fold-in equal the partitionable table") {
                              std::to_string(c.at("num").get<int64_t>()) +
                              " --mode partitionable --format json";
     INFO(args);
-    const RunOutput run = Run(args);
+    const RunOutput run = RunSpmdsim(args);
     REQUIRE(run.exit_code == 0);
     CHECK(json::parse(run.out).at("keys") == c.at("keys"));
   }
@@ -80,28 +62,29 @@ TEST_CASE("rng bits --split and --fold-in equal the partitionable table") {
                              " --fold-in " + std::to_string(c.at("data").get<int64_t>()) +
                              " --mode partitionable --format json";
     INFO(args);
-    const RunOutput run = Run(args);
+    const RunOutput run = RunSpmdsim(args);
     REQUIRE(run.exit_code == 0);
     CHECK(json::parse(run.out).at("keys") == json::array({c.at("result")}));
   }
 }
 
 TEST_CASE("rng bits text output is one value per line") {
-  const RunOutput run = Run("rng bits --seed 1701 --shape 3 --bits 16 --mode replicated");
+  const RunOutput run = RunSpmdsim("rng bits --seed 1701 --shape 3 --bits 16 --mode replicated");
   CHECK(run.exit_code == 0);
   CHECK(run.out == "41682\n1300\n55017\n");
 }
 
 TEST_CASE("rng bits refuses bad requests with exit code 2") {
-  CHECK(Run("rng bits --seed 0 --shape 65536,65536 --mode partitionable").exit_code == 2);
-  CHECK(Run("rng bits --seed 0 --shape 3,x --mode partitionable").exit_code == 2);
-  CHECK(Run("rng bits --seed 0 --shape 3 --bits 12 --mode partitionable").exit_code == 2);
-  CHECK(Run("rng bits --seed 0 --shape 3 --split 2 --mode partitionable").exit_code == 2);
-  CHECK(Run("rng bits --seed 0 --shape 3").exit_code == 2);  // --mode is required
-  CHECK(Run("rng bits --shape 3 --mode replicated").exit_code == 2);
-  CHECK(Run("rng bits --seed 0 --fold-in 4294967296 --mode replicated").exit_code == 2);
-  CHECK(Run("rng bits --seed 18446744073709551615 --shape 3 --mode replicated").exit_code == 2);
-  CHECK(Run("rng").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --shape 65536,65536 --mode partitionable").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --shape 3,x --mode partitionable").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --shape 3 --bits 12 --mode partitionable").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --shape 3 --split 2 --mode partitionable").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --shape 3").exit_code == 2);  // --mode is required
+  CHECK(RunSpmdsim("rng bits --shape 3 --mode replicated").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 0 --fold-in 4294967296 --mode replicated").exit_code == 2);
+  CHECK(RunSpmdsim("rng bits --seed 18446744073709551615 --shape 3 --mode replicated").exit_code ==
+        2);
+  CHECK(RunSpmdsim("rng").exit_code == 2);
 }
 
 }  // namespace

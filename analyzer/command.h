@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/input_loader.h"
@@ -13,6 +14,9 @@
 namespace spmdsim::analyzer {
 
 using RunFn = std::function<int()>;
+
+// The tool's version: `--version`, and the SARIF driver's version.
+inline constexpr std::string_view kSpmdsimVersion = "0.1.0";
 
 // Options every analysing command takes.
 struct InputOptions {
@@ -36,6 +40,9 @@ void RegisterCollectivesCommand(CLI::App& app, RunFn& run);
 void RegisterRngCommand(CLI::App& app, RunFn& run);
 void RegisterAnalyzeCommand(CLI::App& app, RunFn& run);
 void RegisterOomCommand(CLI::App& app, RunFn& run);
+void RegisterCheckCommand(CLI::App& app, RunFn& run);
+void RegisterDiffCommand(CLI::App& app, RunFn& run);
+void RegisterReportCommand(CLI::App& app, RunFn& run);
 // `rng sites`, added under the `rng` subcommand by RegisterRngCommand.
 void RegisterRngSitesSubcommand(CLI::App& rng, RunFn& run);
 

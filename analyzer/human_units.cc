@@ -24,6 +24,8 @@ std::string HumanBytes(int64_t bytes) {
   return fmt::format("{}{:.2f} {}", negative ? "-" : "", value, kUnits[unit]);
 }
 
+std::string HumanBytesDelta(int64_t delta) { return (delta > 0 ? "+" : "") + HumanBytes(delta); }
+
 std::optional<int64_t> ParseSize(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);

@@ -9,13 +9,16 @@ int main(int argc, char** argv) {
   CLI::App app{
       "spmdsim: memory, collective traffic and RNG costs of sharded XLA programs, "
       "from their HLO dumps"};
-  app.set_version_flag("--version", "spmdsim 0.1.0");
+  app.set_version_flag("--version", "spmdsim " + std::string(kSpmdsimVersion));
   RunFn run;
   RegisterStatsCommand(app, run);
   RegisterCollectivesCommand(app, run);
   RegisterRngCommand(app, run);
   RegisterAnalyzeCommand(app, run);
   RegisterOomCommand(app, run);
+  RegisterCheckCommand(app, run);
+  RegisterDiffCommand(app, run);
+  RegisterReportCommand(app, run);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,192 @@
+// spmdsim check FILE|DIR... [--baseline FILE] [--write-baseline FILE] [--max-peak SIZE]
+//                           [--max-wire SIZE] [--tolerance PCT] [--junit FILE] [--sarif FILE]
+//                           [--source-root DIR] [--stage STAGE] [--format text|json]
+//                           [--module NAME]
+//
+// The CI gate: each module's peak and temp memory, collective bytes (in total and by kind), RNG
+// buffer bytes and findings, against a baseline written by an earlier run and against absolute
+// limits (rules in analyzer/check_result.h, recipe in docs/CI.md). Exit 0 within limits, 1 on a
+// regression, a breach or a new finding, 2 on a usage or I/O error (a bad size, an unreadable or
+// invalid baseline, a report that cannot be written), 3 on input that cannot be parsed.
+//
+// Under GitHub Actions (GITHUB_ACTIONS=true) it also prints workflow annotations (to stdout; to
+// stderr with --format json, where stdout holds the JSON) and appends a Markdown table to the file
+// named by GITHUB_STEP_SUMMARY.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "analyzer/baseline.h"
+#include "analyzer/check_result.h"
+#include "analyzer/check_view.h"
+#include "analyzer/ci_formats.h"
+#include "analyzer/command.h"
+#include "analyzer/human_units.h"
+#include "analyzer/module_report.h"
+#include "analyzer/sarif_report.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+struct CheckCommandOptions {
+  InputOptions input;
+  std::string baseline;                 // --baseline: compare with this file
+  std::string write_baseline;           // --write-baseline: save this run's figures here
+  std::optional<std::string> max_peak;  // --max-peak SIZE, per device
+  std::optional<std::string> max_wire;  // --max-wire SIZE, per device per step
+  double tolerance_pct = 0;             // any rise regresses
+  std::string junit;
+  std::string sarif;
+  std::string source_root;    // default: $GITHUB_WORKSPACE
+  std::string stage = "all";  // only modules of this stage
+};
+
+// Parses a --max-* size into `value`; false (message printed) when it is not one.
+bool ParseLimit(const std::string& flag, const std::optional<std::string>& text,
+                std::optional<int64_t>& value) {
+  if (!text) return true;
+  value = ParseSize(*text);
+  if (value) return true;
+  std::cerr << "error: " << flag << " \"" << *text
+            << "\" is not a size; expected a number with an optional unit: B, KiB, MiB, GiB, "
+               "TiB, PiB (KB, MB, ... read as binary), e.g. 1.5GiB or \"300 MiB\"\n";
+  return false;
+}
+
+bool WriteText(const std::string& path, const std::string& text, std::ios::openmode mode,
+               const char* what) {
+  std::ofstream out(path, std::ios::binary | mode);
+  out << text;
+  out.close();
+  if (out) return true;
+  std::cerr << "error: cannot write the " << what << " to " << path << "\n";
+  return false;
+}
+
+std::optional<std::vector<ModuleFigures>> ReadBaseline(const std::string& path) {
+  std::string error;
+  const std::optional<std::string> text = ReadFileContents(path, error);
+  if (!text) {
+    std::cerr << error << " (--baseline)\n";
+    return std::nullopt;
+  }
+  std::optional<std::vector<ModuleFigures>> modules = ParseBaseline(*text, error);
+  if (!modules) std::cerr << "error: baseline " << path << ": " << error << "\n";
+  return modules;
+}
+
+std::string AbsoluteRoot(const std::string& root) {
+  if (root.empty()) return root;
+  std::string path = std::filesystem::absolute(root).lexically_normal().string();
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+int RunCheck(const CheckCommandOptions& options) {
+  CheckOptions check;
+  check.tolerance_pct = options.tolerance_pct;
+  if (!ParseLimit("--max-peak", options.max_peak, check.max_peak_bytes) ||
+      !ParseLimit("--max-wire", options.max_wire, check.max_wire_bytes)) {
+    return kExitUsage;
+  }
+  std::optional<std::vector<ModuleFigures>> baseline;
+  if (!options.baseline.empty()) {
+    baseline = ReadBaseline(options.baseline);
+    if (!baseline) return kExitUsage;
+  }
+  LoadedOrExit loaded = LoadAllInputs(options.input);
+  if (loaded.exit_code != kExitOk) return loaded.exit_code;
+
+  std::vector<ModuleFigures> now;
+  for (const ModuleInput& input : loaded.modules) {
+    if (options.stage != "all" && input.stage != options.stage) continue;
+    now.push_back(FiguresFromReport(BuildModuleReport(input, {})));
+  }
+  if (!options.write_baseline.empty() &&
+      !WriteText(options.write_baseline, BaselineToJson(now).dump(2) + "\n", std::ios::trunc,
+                 "baseline")) {
+    return kExitUsage;
+  }
+
+  CheckRun run = RunChecks(now, baseline ? &*baseline : nullptr, check);
+  run.baseline_file = options.baseline;
+  const bool json = options.input.format == "json";
+  if (json) {
+    std::cout << CheckToJson(run).dump(2) << "\n";
+  } else {
+    PrintCheckText(run, std::cout);
+  }
+
+  CiOutputOptions ci;
+  const char* workspace = std::getenv("GITHUB_WORKSPACE");
+  ci.source_root = AbsoluteRoot(!options.source_root.empty() ? options.source_root
+                                : workspace                  ? workspace
+                                                             : "");
+  const char* actions = std::getenv("GITHUB_ACTIONS");
+  if (actions != nullptr && std::string_view(actions) == "true") {
+    PrintGithubAnnotations(run, ci, json ? std::cerr : std::cout);
+    const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+    if (summary != nullptr && *summary != '\0' &&
+        !WriteText(summary, GithubStepSummary(run) + "\n", std::ios::app, "step summary")) {
+      return kExitUsage;
+    }
+  }
+  if (!options.junit.empty() &&
+      !WriteText(options.junit, JunitXml(run), std::ios::trunc, "JUnit report")) {
+    return kExitUsage;
+  }
+  if (!options.sarif.empty()) {
+    const SarifOptions sarif{std::string(kSpmdsimVersion), ci.source_root};
+    if (!WriteText(options.sarif, SarifLog(run, sarif).dump(2) + "\n", std::ios::trunc,
+                   "SARIF log")) {
+      return kExitUsage;
+    }
+  }
+  std::cout.flush();
+  if (!std::cout.good()) return kExitUsage;
+  return run.Passed() ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+void RegisterCheckCommand(CLI::App& app, RunFn& run) {
+  auto options = std::make_shared<CheckCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "check",
+      "CI gate: peak/temp memory, collective bytes, RNG buffers and findings against a baseline "
+      "and limits; exit 1 on a regression (docs/CI.md)");
+  AddInputOptions(*command, options->input);
+  command->get_option("inputs")->required()->description(
+      "HLO text files (.txt or .txt.gz) or --xla_dump_to directories");
+  command->add_option("--baseline", options->baseline,
+                      "Compare with this baseline (written by --write-baseline)");
+  command->add_option("--write-baseline", options->write_baseline,
+                      "Write this run's figures as a baseline to FILE");
+  command->add_option_function<std::string>(
+      "--max-peak", [options](const std::string& size) { options->max_peak = size; },
+      "Fail when a module's peak memory per device exceeds SIZE (e.g. 16GiB)");
+  command->add_option_function<std::string>(
+      "--max-wire", [options](const std::string& size) { options->max_wire = size; },
+      "Fail when a module's collective bytes per device per step exceed SIZE");
+  command
+      ->add_option("--tolerance", options->tolerance_pct,
+                   "Percent a value may rise over the baseline before it regresses")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--junit", options->junit, "Also write a JUnit XML report to FILE");
+  command->add_option("--sarif", options->sarif, "Also write a SARIF 2.1.0 log to FILE");
+  command->add_option("--source-root", options->source_root,
+                      "Write source paths under DIR relative to it in annotations and SARIF "
+                      "(default: $GITHUB_WORKSPACE)");
+  command
+      ->add_option("--stage", options->stage,
+                   "Only modules of this stage (a dump directory holds both)")
+      ->check(CLI::IsMember({"all", "before_optimizations", "after_optimizations", "unknown"}))
+      ->capture_default_str();
+  command->callback([options, &run] { run = [options] { return RunCheck(*options); }; });
+}
+
+}  // namespace spmdsim::analyzer

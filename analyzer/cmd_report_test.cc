@@ -1,0 +1,315 @@
+// Runs the built `spmdsim report` (SPMDSIM_BINARY) on real dumps: the page carries the figures
+// `analyze --format json` and XLA's memory_analysis.json give, stays small on the seed dump,
+// escapes whatever a dump holds, and the --trace file is well-formed trace-event JSON whose
+// collective slices and memory counter come from the same analyses.
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analyzer/input_loader.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOutput {
+  std::string out;
+  int exit_code = -1;
+};
+
+RunOutput Run(const std::string& args) {
+  RunOutput result;
+  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 65536> buffer{};
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A fresh directory under the system temp dir, removed with the object.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "spmdsim_report_XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const std::string kDumps = std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/";
+const std::string kDp8 = kDumps + "dp8_partitionable_remat";
+const std::string kSeed = kDumps + "seed_dp8_partitionable_remat";
+
+TEST_CASE("report: the peak of analyze and XLA's memory_analysis.json figures") {
+  TempDir dir;
+  const fs::path html_path = dir.path / "dp8.html";
+  REQUIRE(Run("report " + kDp8 + " -o " + html_path.string()).exit_code == 0);
+  const std::string html = ReadText(html_path);
+  REQUIRE(!html.empty());
+
+  const RunOutput analyze = Run("analyze " + kDp8 + " --format json");
+  REQUIRE(analyze.exit_code == 0);
+  const nlohmann::json modules = nlohmann::json::parse(analyze.out).at("modules");
+  REQUIRE(modules.size() == 2);
+  for (const auto& module : modules) {
+    const int64_t peak = module.at("memory").at("peak_bytes");
+    INFO(module.at("stage").get<std::string>() << " peak " << peak);
+    CHECK(Contains(html, "<td class=\"peak\" data-bytes=\"" + std::to_string(peak) + "\">"));
+    CHECK(Contains(html, std::to_string(peak) + " bytes</span> = argument"));
+  }
+
+  // XLA's own figures, read here from the file the tools saved beside the dump.
+  const nlohmann::json xla = nlohmann::json::parse(ReadText(kDp8 + "/memory_analysis.json"));
+  const int64_t argument = xla.at("argument_size_in_bytes");
+  const int64_t output = xla.at("output_size_in_bytes");
+  const int64_t alias = xla.at("alias_size_in_bytes");
+  const int64_t temp = xla.at("temp_size_in_bytes");
+  const int64_t xla_peak = argument + output - alias + temp;
+  CHECK(Contains(html, "<td class=\"xla-peak\" data-bytes=\"" + std::to_string(xla_peak) + "\">"));
+  for (const int64_t bytes : {argument, output, alias, temp}) {
+    INFO(bytes);
+    CHECK(Contains(html, "<td class=\"num\">" + std::to_string(bytes) + "</td>"));
+  }
+  // memory_analysis() as saved, every field (peak_memory_in_bytes included).
+  CHECK(Contains(html, "peak_memory_in_bytes"));
+  CHECK(Contains(html, "<td class=\"num\">" +
+                           std::to_string(xla.at("peak_memory_in_bytes").get<int64_t>()) +
+                           "</td>"));
+
+  // The collective count of `spmdsim collectives` for the after_optimizations module.
+  const RunOutput collectives = Run("collectives " + kDp8 + " --format json");
+  REQUIRE(collectives.exit_code == 0);
+  const nlohmann::json after = nlohmann::json::parse(collectives.out).at("modules").at(1);
+  REQUIRE(after.at("stage") == "after_optimizations");
+  const size_t ops = after.at("collectives").at("ops").size();
+  REQUIRE(ops > 0);
+  CHECK(Contains(html, "<span class=\"collective-count\">" + std::to_string(ops) + "</span>"));
+
+  // Self-contained: no script, no stylesheet or image fetched from anywhere.
+  CHECK(!Contains(html, "<script"));
+  CHECK(!Contains(html, "http://"));
+  CHECK(!Contains(html, "https://"));
+  CHECK(!Contains(html, "src="));
+  CHECK(Contains(html, "<svg class=\"curve\""));
+
+  // Deterministic: the same page twice.
+  const fs::path again = dir.path / "again.html";
+  REQUIRE(Run("report " + kDp8 + " -o " + again.string()).exit_code == 0);
+  CHECK(ReadText(again) == html);
+}
+
+TEST_CASE("report on the seed dump: small, with the u32[128,1024,768] buffers grouped") {
+  TempDir dir;
+  const fs::path html_path = dir.path / "seed.html";
+  REQUIRE(Run("report " + kSeed + " -o " + html_path.string()).exit_code == 0);
+  const std::string html = ReadText(html_path);
+  CHECK(html.size() < 3u * 1024 * 1024);
+
+  // The buffers of that shape live at the peak, counted from analyze's JSON.
+  const RunOutput analyze = Run("analyze " + kSeed + " --format json --module jit_train_step");
+  REQUIRE(analyze.exit_code == 0);
+  const nlohmann::json modules = nlohmann::json::parse(analyze.out).at("modules");
+  const nlohmann::json* after = nullptr;
+  for (const auto& module : modules) {
+    if (module.at("stage") == "after_optimizations") after = &module;
+  }
+  REQUIRE(after != nullptr);
+  const auto& live = after->at("memory").at("live_at_peak");
+  CHECK(after->at("memory").at("live_at_peak_count").get<size_t>() == live.size());
+  CHECK(live.size() > 800);
+  int64_t count = 0;
+  int64_t size = 0;
+  for (const auto& buffer : live) {
+    if (buffer.at("shape") == "u32[128,1024,768]") {
+      ++count;
+      size = buffer.at("size_bytes");
+    }
+  }
+  REQUIRE(count > 0);
+  // The group row: count, then the size of each with its exact bytes, then the shape.
+  const std::string row = "<tr><td class=\"num\">" + std::to_string(count) +
+                          "</td><td class=\"num\" title=\"" + std::to_string(size) + " bytes\">";
+  CHECK(Contains(html, row));
+  CHECK(Contains(html, "u32[128,1024,768]"));
+  // The listing is capped: row 200 is there, row 201 is summarised.
+  CHECK(Contains(html, "<tr><td class=\"num\">200</td>"));
+  CHECK(Contains(html, "... " + std::to_string(live.size() - 200) + " more buffers"));
+}
+
+// The HLO text with the op_name of the first instruction matching `needle` replaced.
+std::string ReplaceOpName(std::string text, const std::string& needle, const std::string& value) {
+  const size_t line = text.find(needle);
+  REQUIRE(line != std::string::npos);
+  const size_t begin = text.find("op_name=\"", line);
+  REQUIRE(begin < text.find('\n', line));
+  const size_t start = begin + 9;
+  size_t end = start;
+  while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+  return text.replace(start, end - start, value);
+}
+
+TEST_CASE("report escapes what the dump holds: op_names and file paths") {
+  TempDir dir;
+  // A directory whose name is markup too: the path is printed in the page.
+  const fs::path dump_dir = dir.path / "dump<b>&'x'";
+  fs::create_directories(dump_dir);
+  const std::string source = kDp8 + "/module_0000.jit_train_step.cpu_after_optimizations.txt.gz";
+  std::string error;
+  const std::optional<std::string> text = ReadFileContents(source, error);
+  REQUIRE(text);
+  // The all-reduce (collectives table) and the largest buffer at the peak (live table).
+  const RunOutput analyze = Run("analyze " + source + " --format json");
+  REQUIRE(analyze.exit_code == 0);
+  const nlohmann::json memory = nlohmann::json::parse(analyze.out).at("modules").at(0).at("memory");
+  std::string largest;
+  for (const auto& buffer : memory.at("live_at_peak")) {
+    if (buffer.at("kind") == "temp" && !buffer.at("op_name").get<std::string>().empty()) {
+      largest = buffer.at("instruction");
+      break;
+    }
+  }
+  REQUIRE(!largest.empty());
+  std::string hlo = ReplaceOpName(*text, " all-reduce(", "<script>alert(1)</script>");
+  hlo = ReplaceOpName(hlo, "%" + largest + " = ", "\\\"><img src=x onerror=alert(1)>");
+  const fs::path module = dump_dir / "module_0000.jit_train_step.cpu_after_optimizations.txt";
+  std::ofstream(module) << hlo;
+
+  const fs::path html_path = dir.path / "payload.html";
+  REQUIRE(Run("report \"" + module.string() + "\" -o " + html_path.string()).exit_code == 0);
+  const std::string html = ReadText(html_path);
+  CHECK(!Contains(html, "<script"));
+  CHECK(!Contains(html, "<img"));
+  CHECK(!Contains(html, "<b>&"));
+  CHECK(Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  CHECK(Contains(html, "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+  CHECK(Contains(html, "dump&lt;b&gt;&amp;&#39;x&#39;"));
+}
+
+// ---- trace ----
+
+struct Slice {
+  double ts = 0;
+  double dur = 0;
+  std::string name;
+};
+
+TEST_CASE("report --trace: trace events of the simulated step") {
+  TempDir dir;
+  const fs::path trace_path = dir.path / "trace.json";
+  REQUIRE(Run("report " + kDp8 + " -o " + (dir.path / "r.html").string() + " --trace " +
+              trace_path.string())
+              .exit_code == 0);
+  const nlohmann::json trace = nlohmann::json::parse(ReadText(trace_path));
+  CHECK(trace.at("displayTimeUnit") == "ms");
+  CHECK(trace.at("otherData").at("stage") == "after_optimizations");
+  CHECK(trace.at("otherData").at("timing_model").get<std::string>().size() > 100);
+
+  std::vector<std::string> thread_names;
+  std::map<int, std::vector<Slice>> slices;
+  std::vector<std::pair<double, int64_t>> counter;
+  for (const auto& event : trace.at("traceEvents")) {
+    const std::string ph = event.at("ph");
+    CHECK(event.at("pid").is_number_integer());
+    CHECK(event.at("tid").is_number_integer());
+    if (ph == "M") {
+      if (event.at("name") == "thread_name") thread_names.push_back(event.at("args").at("name"));
+    } else if (ph == "X") {
+      const double ts = event.at("ts");
+      const double dur = event.at("dur");
+      CHECK(ts >= 0);
+      CHECK(dur >= 0);
+      slices[event.at("tid").get<int>()].push_back({ts, dur, event.at("name")});
+    } else if (ph == "C") {
+      counter.push_back({event.at("ts"), event.at("args").at("bytes")});
+    } else {
+      FAIL("unexpected ph " << ph);
+    }
+  }
+  CHECK(thread_names == std::vector<std::string>{"compute", "collectives"});
+
+  // The collectives track holds each collective once, lasting its estimated time.
+  const RunOutput collectives = Run("collectives " + kDp8 + " --format json");
+  REQUIRE(collectives.exit_code == 0);
+  const nlohmann::json ops =
+      nlohmann::json::parse(collectives.out).at("modules").at(1).at("collectives").at("ops");
+  REQUIRE(slices[2].size() == ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    CHECK(slices[2][i].name == ops[i].at("instruction"));
+    CHECK(slices[2][i].dur == Approx(ops[i].at("est_time_us").get<double>()).margin(0.001));
+  }
+
+  // Slices on one track nest or follow each other; none overlaps another partly.
+  for (auto& [tid, track] : slices) {
+    INFO("tid " << tid);
+    std::stable_sort(track.begin(), track.end(), [](const Slice& a, const Slice& b) {
+      return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
+    });
+    std::vector<double> open_ends;
+    for (const Slice& s : track) {
+      while (!open_ends.empty() && open_ends.back() <= s.ts + 1e-9) open_ends.pop_back();
+      if (!open_ends.empty()) CHECK(s.ts + s.dur <= open_ends.back() + 1e-6);
+      open_ends.push_back(s.ts + s.dur);
+    }
+  }
+
+  // The memory counter is the memory analysis's curve of the same module, every point placed.
+  const RunOutput analyze = Run("analyze " + kDp8 + " --format json");
+  REQUIRE(analyze.exit_code == 0);
+  const nlohmann::json timeline =
+      nlohmann::json::parse(analyze.out).at("modules").at(1).at("memory").at("timeline");
+  REQUIRE(counter.size() == timeline.size());
+  int64_t highest = 0;
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    CHECK(counter[i].second == timeline[i].at("live_bytes").get<int64_t>());
+    highest = std::max(highest, counter[i].second);
+    if (i > 0) CHECK(counter[i].first >= counter[i - 1].first);
+  }
+  CHECK(highest <= trace.at("otherData").at("peak_bytes").get<int64_t>());
+}
+
+TEST_CASE("report: usage and I/O errors exit 2") {
+  TempDir dir;
+  CHECK(Run("report " + kDp8).exit_code == 2);  // no -o
+  CHECK(Run("report " + kDp8 + " -o " + (dir.path / "missing" / "r.html").string()).exit_code == 2);
+  CHECK(Run("report " + kDp8 + " -o " + (dir.path / "r.html").string() + " --topology nope")
+            .exit_code == 2);
+  CHECK(Run("report " + kDp8 + " -o " + (dir.path / "r.html").string() + " --trace " +
+            (dir.path / "missing" / "t.json").string())
+            .exit_code == 2);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
