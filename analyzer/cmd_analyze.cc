@@ -5,6 +5,7 @@
 
 #include "analyzer/command.h"
 #include "analyzer/memory_view.h"
+#include "analyzer/progress.h"
 #include "analyzer/stats_view.h"
 
 namespace spmdsim::analyzer {
@@ -28,7 +29,9 @@ int RunAnalyze(const AnalyzeOptions& options) {
     analysis.per_device_from_shardings =
         options.sizes == "sharded" ||
         (options.sizes == "auto" && passes::IsUnpartitioned(*input.module));
+    Progress::Get().Update(std::string(input.module->name) + ": memory");
     const MemoryReport report = BuildMemoryReport(input, analysis);
+    Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
       module["memory"] = MemoryToJson(report);

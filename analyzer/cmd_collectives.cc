@@ -12,6 +12,7 @@
 
 #include "analyzer/collectives_view.h"
 #include "analyzer/command.h"
+#include "analyzer/progress.h"
 #include "analyzer/stats_view.h"
 #include "analyzer/topology_presets.h"
 
@@ -85,6 +86,7 @@ int RunCollectives(const CollectivesOptions& options) {
   for (const ModuleInput& input : loaded.modules) {
     passes::CollectiveOptions analysis;
     analysis.topology = &*topology;
+    Progress::Get().Update(std::string(input.module->name) + ": collectives");
     const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
     std::optional<passes::CollectivePrediction> prediction;
     std::optional<passes::PredictionComparison> comparison;
@@ -100,6 +102,7 @@ int RunCollectives(const CollectivesOptions& options) {
         report.actual_path = after->path;
       }
     }
+    Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
       module["collectives"] = CollectivesToJson(result);

@@ -5,6 +5,7 @@
 // with --trace, the simulated step of one module as a Chrome trace-event JSON file
 // (analyzer/trace_writer.h): the first after_optimizations module, else the first module (narrow
 // with --module). docs/REPORT.md describes both.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -52,6 +53,14 @@ int RunReport(const ReportOptions& options) {
   ModuleReportOptions analysis;
   analysis.memory.timeline_points = options.timeline_points;
   analysis.topology = &*topology;
+  // What runs on the devices first: optimized modules, then unknown stages, then the modules
+  // before optimizations; input order otherwise.
+  const auto stage_rank = [](const ModuleInput& input) {
+    return input.stage == "after_optimizations" ? 0 : input.stage == "unknown" ? 1 : 2;
+  };
+  std::stable_sort(
+      loaded.modules.begin(), loaded.modules.end(),
+      [&](const ModuleInput& a, const ModuleInput& b) { return stage_rank(a) < stage_rank(b); });
   std::vector<ModuleReport> reports;
   reports.reserve(loaded.modules.size());
   for (const ModuleInput& input : loaded.modules) {

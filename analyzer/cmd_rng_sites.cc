@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analyzer/command.h"
+#include "analyzer/progress.h"
 #include "analyzer/rng_sites_view.h"
 #include "analyzer/stats_view.h"
 #include "passes/memory_analysis.h"
@@ -43,8 +44,10 @@ int RunRngSites(const RngSitesOptions& options) {
   view.buffers_per_site = options.buffers;
   bool first = true;
   for (const ModuleInput& input : loaded.modules) {
+    Progress::Get().Update(std::string(input.module->name) + ": rng sites");
     passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
     AddRematWhatIf(*input.module, result);
+    Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
       module["num_partitions"] = result.num_partitions;

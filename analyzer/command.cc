@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "analyzer/progress.h"
+
 namespace spmdsim::analyzer {
 
 void AddInputOptions(CLI::App& command, InputOptions& options) {
@@ -18,6 +20,7 @@ void AddInputOptions(CLI::App& command, InputOptions& options) {
 LoadedOrExit LoadAllInputs(const InputOptions& options) {
   LoadedOrExit result;
   const auto take = [&](LoadOutcome outcome) {
+    Progress::Get().Clear();
     if (outcome.failure) {
       std::cerr << outcome.failure->message << "\n";
       result.exit_code = outcome.failure->exit_code;

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "analyzer/progress.h"
 #include "ir/parser.h"
 
 namespace spmdsim::analyzer {
@@ -63,6 +64,8 @@ std::string StageFromName(const std::string& file_name) {
 // Parses one text into modules and appends them; returns a failure on a parse error.
 std::optional<LoadFailure> ParseInto(const std::string& path, std::string text,
                                      const LoadOptions& options, LoadedInputs& out) {
+  Progress::Get().Update("parsing " + fs::path(path).filename().string() + " (" +
+                         std::to_string(text.size() >> 20) + " MiB)");
   auto source = std::make_shared<ir::SourceBuffer>(path, std::move(text));
   ir::ParseResult result = ir::ParseHloText(source);
   if (!result.ok()) return LoadFailure{kExitParse, result.error->ToString()};
@@ -112,6 +115,7 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
     }
     if (name.ends_with(".json")) continue;  // sidecar data (cost analysis, program parameters)
     std::string error;
+    Progress::Get().Update("reading " + name);
     auto text = ReadFileContents(file.string(), error);
     if (!text) {
       outcome.failure = LoadFailure{kExitUsage, error};

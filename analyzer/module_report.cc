@@ -1,5 +1,6 @@
 #include "analyzer/module_report.h"
 
+#include "analyzer/progress.h"
 #include "passes/rng_remat_saving.h"
 
 namespace spmdsim::analyzer {
@@ -7,17 +8,24 @@ namespace spmdsim::analyzer {
 ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptions& options) {
   ModuleReport report;
   report.input = &input;
+  Progress& progress = Progress::Get();
+  const std::string name(input.module->name);
+  progress.Update(name + ": memory");
   passes::MemoryAnalysisOptions memory = options.memory;
   memory.per_device_from_shardings =
       options.per_device_for_unpartitioned && passes::IsUnpartitioned(*input.module);
   report.memory = BuildMemoryReport(input, memory);
+  progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;
   report.collectives = passes::AnalyzeCollectives(*input.module, collectives);
+  progress.Update(name + ": rng sites");
   passes::RngSiteOptions rng;
   rng.collectives = &report.collectives;
   report.rng = passes::AnalyzeRngSites(*input.module, rng);
+  progress.Update(name + ": remat what-if");
   passes::EstimateRematSavings(*input.module, report.memory.prediction, report.rng, memory);
+  progress.Clear();
   return report;
 }
 

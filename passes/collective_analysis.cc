@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "passes/stats_analysis.h"
 
@@ -478,7 +479,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       const auto is_known = known.find(computation);
       op.trip_count_known = is_known == known.end() || is_known->second;
       const ir::Metadata& metadata = instr->metadata.empty() ? coll->metadata : instr->metadata;
-      op.op_name = std::string(metadata.op_name);
+      op.op_name = ir::CUnescape(metadata.op_name);
       op.source = SourceOf(module, metadata);
 
       CollectiveKindTotals& totals = result.by_kind[op.kind];

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
@@ -672,7 +673,7 @@ class PeakMemoryBuilder {
     live.index = ShapeIndexToString(df_.SlotIndex(value.slot));
     live.opcode = std::string(instr.opcode_name);
     live.shape = df_.SlotShape(value.slot).ToString(/*print_layout=*/false);
-    live.op_name = std::string(instr.metadata.op_name);
+    live.op_name = ir::CUnescape(instr.metadata.op_name);
     live.source = SourceOf(module_, instr);
     live.kind = kind;
     return live;

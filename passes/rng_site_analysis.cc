@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
@@ -364,7 +365,7 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   if (!anchor->metadata.op_name.empty()) {
     op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata.op_name);
   }
-  work.site.op_name = op_name;
+  work.site.op_name = ir::CUnescape(op_name);  // the scope below matches the text as written
   work.site.scope = RngScope(op_name);
   work.site.phase = RngPhase(op_name);
   for (const HloInstruction* where : {anchor, context_call}) {
@@ -1014,7 +1015,7 @@ void RngSiteFinder::MeasureBuffers() {
     out.value = dataflow.ValueName(value);
     out.opcode = std::string(value.instruction->opcode_name);
     out.shape = ShapeText(shape);
-    out.op_name = std::string(value.instruction->metadata.op_name);
+    out.op_name = ir::CUnescape(value.instruction->metadata.op_name);
     if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
     out.bytes = shape.ByteSize();
     out.role = BufferRole(value.instruction, work.anchor);

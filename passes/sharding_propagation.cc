@@ -4,6 +4,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "passes/collective_analysis.h"
 #include "passes/sharding_rules.h"
@@ -387,7 +388,7 @@ class Walker {
   // XLA's inliner prefixes the call's. Names that start with the entry's own first component
   // ("jit(train_step)/...") are already whole.
   std::string OpName(const HloInstruction& instr, const Frame& frame) const {
-    const std::string own(instr.metadata.op_name);
+    const std::string own = ir::CUnescape(instr.metadata.op_name);
     const bool whole = !top_component_.empty() && own.rfind(top_component_, 0) == 0;
     if (frame.op_name.empty() || whole) return own;
     return own.empty() ? frame.op_name : frame.op_name + "/" + own;
