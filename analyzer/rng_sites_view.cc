@@ -222,12 +222,15 @@ void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
     out << "\n";
     if (explained.insert(f.kind).second) out << "    " << f.message << "\n";
   }
-  if (result.remat.ran) {
+  if (result.remat.ran && result.remat.buffers > 0) {
     out << fmt::format(
         "  remat what-if: recomputing the {} random-bit buffers held across the forward/backward "
         "boundary where the backward reads them: peak {} -> {} (saves {})\n",
         result.remat.buffers, HumanBytes(result.remat.peak_bytes),
         HumanBytes(result.remat.peak_bytes_recomputed), HumanBytes(result.remat.saving_bytes));
+  } else if (result.remat.ran) {
+    out << "  remat what-if: none of the held buffers is a temporary of the heap (XLA placed them "
+           "in allocations of their own), so recomputing them leaves the peak as it is\n";
   }
   for (const std::string& note : result.notes) out << "  note: " << note << "\n";
 }

@@ -122,6 +122,25 @@ std::pair<int, int> RotationShifts(const HloComputation* computation) {
   return {shifts, static_cast<int>(amounts.size())};
 }
 
+// The shape of the hash lanes inside a fused threefry: the widest shift-left by a rotation
+// constant; nullptr when there is none.
+const ir::Shape* HashLaneShape(const HloComputation* computation) {
+  const ir::Shape* lane = nullptr;
+  ForEachNested(computation, [&](const HloInstruction* instr) {
+    if (instr->opcode != Opcode::kShiftLeft || instr->operands.size() != 2) return;
+    const std::optional<int64_t> amount = ScalarConstant(instr->operands[1]);
+    if (!amount ||
+        std::find(std::begin(kRotations), std::end(kRotations), *amount) == std::end(kRotations)) {
+      return;
+    }
+    // The widest: a fused key derivation (fold_in) hashes scalars beside the bits.
+    if (lane == nullptr || instr->shape.ElementCount() > lane->ElementCount()) {
+      lane = &instr->shape;
+    }
+  });
+  return lane;
+}
+
 bool ContainsOpcode(const HloComputation* computation, Opcode opcode) {
   bool found = false;
   ForEachNested(computation,
@@ -292,6 +311,10 @@ class RngSiteFinder {
   void MeasureBuffers();
   void AttachCollectives();
   void Findings(RngSiteResult& result);
+  // False for a fused hash whose fusion also holds the consumer (its output is not random).
+  bool BitsLeave(const SiteWork& work) {
+    return work.anchor->opcode != Opcode::kFusion || RandomOnly(work.anchor);
+  }
   void FindBackwardStarts();
   bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
 
@@ -366,7 +389,13 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
     op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata.op_name);
   }
   work.site.op_name = ir::CUnescape(op_name);  // the scope below matches the text as written
-  work.site.scope = RngScope(op_name);
+  // A fused hash is named after the fusion's root (".../jit(_uniform)/add", or the consumer it
+  // was fused into): the scope starts above it.
+  work.site.scope =
+      anchor->opcode == Opcode::kFusion
+          ? RngScope(op_name.substr(
+                0, op_name.rfind('/') == std::string::npos ? op_name.size() : op_name.rfind('/')))
+          : RngScope(op_name);
   work.site.phase = RngPhase(op_name);
   for (const HloInstruction* where : {anchor, context_call}) {
     if (where == nullptr || !work.site.source.empty()) continue;
@@ -417,6 +446,16 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
               work.site.kind.rfind("threefry", 0) == 0)) {
     work.keys = {anchor->operands[0], anchor->operands[1]};
     work.counters = {anchor->operands[2], anchor->operands[3]};
+  } else if (anchor->opcode == Opcode::kFusion) {
+    // Counters are built inside the fusion (or arrive as its operands); the key is the operand of
+    // a key's size. partition-id operands offset the counters of this device's slice.
+    work.counters = {anchor};
+    for (const HloInstruction* operand : anchor->operands) {
+      if (IsU32Array(operand->shape) && operand->shape.ElementCount() <= 4 &&
+          operand->shape.rank() > 0) {
+        work.keys.push_back(operand);
+      }
+    }
   } else {
     for (const HloInstruction* operand : anchor->operands) work.keys.push_back(operand);
   }
@@ -869,6 +908,10 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       }
     }
   }
+  // A hash fused with its consumer: the bits never leave the fusion; their shape is the lanes'.
+  if (anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
+    tensor = HashLaneShape(anchor->Called("calls"));
+  }
   if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
     tensor = &anchor->shape.tuple_shapes()[1];
   }
@@ -914,7 +957,9 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
         consumer_set.insert(user);
-        if (CrossesIntoBackward(member, user)) crossing.insert(member);
+        if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, user)) {
+          crossing.insert(member);
+        }
       }
       std::string what;
       const auto other = site_of_.find(user);
@@ -983,6 +1028,10 @@ void RngSiteFinder::MeasureBuffers() {
       continue;
     }
     if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
+    // The output of a hash fused with its consumer is the consumer's, not random bits.
+    if (value.instruction == sites_[member->second].anchor && !BitsLeave(sites_[member->second])) {
+      continue;
+    }
     // Name the buffer after a value in the anchor's computation when it has one (the counters
     // a loop starts from), else after its first value.
     const auto known = owner.find(buffer);
@@ -1153,6 +1202,7 @@ RngSiteResult RngSiteFinder::Run() {
   }
   MeasureBuffers();
   AttachCollectives();
+  bool fused_sites = false;
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
     if (site.purpose == "bits") {
@@ -1162,7 +1212,21 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.devices = site.shards;
       geometry.consumers = site.consumer_count;
       site.whatif = PredictRngCosts(geometry);
+      // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into
+      // its consumers: partitionable mode materializes nothing (testdata/gpu_lowered, compiled
+      // by XLA:CPU). The rolled loop of XLA:CPU keeps the formula of rng_whatif.h.
+      if (site.kind == "threefry-expanded" &&
+          (site.mode == "replicated" || (site.mode == "partitionable" && !BitsLeave(work)))) {
+        site.whatif.partitionable = site.whatif.fused;
+        fused_sites |= !BitsLeave(work);
+      }
     }
+  }
+  if (fused_sites) {
+    result.notes.push_back(
+        "hashes fused into their consumers: XLA recomputes such a hash in every fusion that "
+        "reads the bits (forward and backward), so several sites may draw the same bits; the "
+        "replicated and rbg what-ifs count each site");
   }
   bool estimated = false;
   for (SiteWork& work : sites_) {

@@ -7,7 +7,12 @@
 //                         (XLA:CPU; testdata/README.md "Format notes")
 //   threefry-expanded     the 20 rounds unrolled: a fusion holding >= 20 shift-lefts by the
 //                         rotation constants 13,15,26,6,17,29,16,24, or unfused elementwise ops
-//                         whose op_name contains "threefry2x32" (GPU/TPU)
+//                         whose op_name contains "threefry2x32" (GPU/TPU). A fusion whose output
+//                         is not random (the consumer fused in) materializes no bits; its lanes
+//                         give the shape, its iotas the mode.
+//   (before optimizations) a `call` to JAX's threefry2x32 function (4 u32 operands, a pair out)
+//                         of any of the three kinds above, one site per call chain from the
+//                         entry, named by the chain's op_names.
 //   threefry-custom-call  custom_call_target cu_threefry2x32[_ffi] / hip_threefry2x32[_ffi]
 //   rng-bit-generator     the opcode, or XLA:CPU's expansion into a `call` to %rng.N
 //   rng                   the opcode

@@ -231,6 +231,93 @@ TEST_CASE("rng sites of CUDA lowerings: unrolled rounds and the cu_threefry2x32 
   }
 }
 
+// The unrolled CUDA lowering compiled by XLA:CPU (SPMD, 8 devices): the hash fused into loop
+// fusions as XLA fuses it on any backend. Partitionable mode fuses it into the dropout itself and
+// materializes no random buffer (XLA's buffer assignment holds no u32 array of the lanes' size);
+// replicated mode materializes the gathered bits, whose sizes and collectives are XLA's.
+TEST_CASE("fused threefry in XLA's optimized module: modes, buffers and collectives") {
+  std::ifstream in(SPMDSIM_TESTDATA_DIR "/gpu_lowered/manifest.json");
+  REQUIRE(in.good());
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  const std::string dir = std::string(SPMDSIM_TESTDATA_DIR) + "/gpu_lowered/";
+  int compiled = 0;
+  for (const auto& variant : manifest.at("variants")) {
+    if (!variant.contains("cpu_after_optimizations")) continue;
+    ++compiled;
+    const std::string name = variant.at("name");
+    DYNAMIC_SECTION(name) {
+      const std::string file = variant.at("cpu_after_optimizations");
+      analyzer::LoadOutcome outcome = analyzer::LoadInputs(dir + file);
+      REQUIRE_FALSE(outcome.failure);
+      const ir::HloModule& module = *outcome.inputs.modules.at(0).module;
+      const RngSiteResult result = AnalyzeRngSites(module);
+      const bool partitionable = variant.at("partitionable").get<bool>();
+      const int64_t global = manifest.at("model").at("batch").get<int64_t>() *
+                             manifest.at("model").at("hidden").get<int64_t>();
+      std::string error;
+      const std::string stem = file.substr(0, file.size() - 4);
+      const std::optional<analyzer::XlaBufferAssignment> assignment =
+          analyzer::LoadXlaBufferAssignment(dir + stem + "-buffer-assignment.txt", error);
+      REQUIRE(assignment);
+      std::map<std::string, int64_t> size_of;
+      int64_t xla_u32_bits = 0;  // XLA's u32 arrays at least as large as one device's lanes
+      for (const auto& allocation : assignment->allocations) {
+        for (const auto& value : allocation.values) {
+          size_of[value.Key()] = value.size;
+          if (value.shape.rfind("u32[", 0) == 0 && value.size >= 4 * global / 8) {
+            xla_u32_bits += value.size;
+          }
+        }
+      }
+      int64_t bits = 0;
+      int64_t materialized = 0;
+      for (const RngSite& site : result.sites) {
+        if (site.purpose != "bits") continue;
+        ++bits;
+        INFO(site.name << " " << site.op_name);
+        CHECK(site.kind == "threefry-expanded");
+        CHECK(site.mode == (partitionable ? "partitionable" : "replicated"));
+        CHECK(site.whatif.partitionable.memory_bytes == 0);  // fused with this lowering
+        if (partitionable) CHECK(site.global_elements == global);
+        for (const RngSiteBuffer& buffer : site.buffers) {
+          const std::string key =
+              buffer.value.find('{') == std::string::npos ? buffer.value + "{}" : buffer.value;
+          REQUIRE(size_of.count(key) == 1);
+          CHECK(size_of.at(key) == buffer.bytes);
+        }
+        materialized += site.materialized_bytes;
+      }
+      CHECK(bits >= manifest.at("dropout_sites").get<int64_t>());
+      for (const RngFinding& f : result.findings) CHECK(f.kind != "rng-depends-on-partition");
+      if (partitionable) {
+        CHECK(materialized == 0);
+        CHECK(xla_u32_bits == 0);
+        CHECK(result.totals.wire_bytes_per_device == 0);
+      } else {
+        CHECK(materialized >= xla_u32_bits);
+        CHECK(xla_u32_bits > 0);
+        // The collectives that move u32 arrays (counters, hash outputs) are the sites'; the
+        // others all-reduce gradients.
+        std::map<std::string, const ir::HloInstruction*> by_name;
+        for (const ir::HloComputation* c : module.computations) {
+          for (const ir::HloInstruction* i : c->instructions) by_name[std::string(i->name)] = i;
+        }
+        const CollectiveResult collectives = AnalyzeCollectives(module);
+        int64_t wire = 0;
+        for (const CollectiveOp& op : collectives.ops) {
+          const ir::HloInstruction* instr = by_name.at(op.instruction);
+          if (instr->shape.IsArray() && instr->shape.element_type() == ir::PrimitiveType::kU32) {
+            wire += op.wire_bytes_per_device * op.loop_multiplier;
+          }
+        }
+        CHECK(wire > 0);
+        CHECK(result.totals.wire_bytes_per_device == wire);
+      }
+    }
+  }
+  CHECK(compiled == 2);
+}
+
 // From the dump of one mode predict the other and compare with XLA's dump of the other mode.
 TEST_CASE("flipped-mode what-if is within 10% of XLA's dump of the other mode") {
   const nlohmann::json manifest = ReadManifest();
