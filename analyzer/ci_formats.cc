@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "analyzer/check_view.h"
+#include "analyzer/html_escape.h"
+#include "analyzer/html_escape.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -107,33 +109,12 @@ std::string GithubEscapeProperty(std::string_view text) {
 }
 
 std::string XmlEscape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
+  // XML 1.0 has no representation for most control characters, escaped or not.
+  std::string cleaned(text);
+  for (char& c : cleaned) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') c = '?';
   }
-  return out;
+  return HtmlEscape(cleaned);  // the same five entities
 }
 
 void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,

@@ -43,10 +43,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     first = false;
   }
   if (options.input.format == "json") {
-    nlohmann::ordered_json out;
-    out["schema_version"] = kSchemaVersion;
-    out["modules"] = std::move(modules);
-    std::cout << out.dump(2) << "\n";
+    PrintModulesJson(std::move(modules), std::cout);
   }
   return kExitOk;
 }

@@ -116,10 +116,7 @@ int RunCollectives(const CollectivesOptions& options) {
     first = false;
   }
   if (options.input.format == "json") {
-    nlohmann::ordered_json out;
-    out["schema_version"] = kSchemaVersion;
-    out["modules"] = std::move(modules);
-    std::cout << out.dump(2) << "\n";
+    PrintModulesJson(std::move(modules), std::cout);
   }
   return kExitOk;
 }

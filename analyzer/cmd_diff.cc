@@ -73,10 +73,7 @@ int RunDiff(const DiffCommandOptions& options) {
     first = false;
   }
   if (json) {
-    nlohmann::ordered_json out;
-    out["schema_version"] = kSchemaVersion;
-    out["modules"] = std::move(modules);
-    std::cout << out.dump(2) << "\n";
+    PrintModulesJson(std::move(modules), std::cout);
   }
   std::cout.flush();
   return std::cout.good() ? kExitOk : kExitUsage;

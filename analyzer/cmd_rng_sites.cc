@@ -62,10 +62,7 @@ int RunRngSites(const RngSitesOptions& options) {
     first = false;
   }
   if (options.input.format == "json") {
-    nlohmann::ordered_json out;
-    out["schema_version"] = kSchemaVersion;
-    out["modules"] = std::move(modules);
-    std::cout << out.dump(2) << "\n";
+    PrintModulesJson(std::move(modules), std::cout);
   }
   std::cout.flush();
   return std::cout.good() ? kExitOk : kExitUsage;

@@ -27,10 +27,7 @@ int RunStats(const InputOptions& options) {
     first = false;
   }
   if (options.format == "json") {
-    nlohmann::ordered_json out;
-    out["schema_version"] = kSchemaVersion;
-    out["modules"] = std::move(modules);
-    std::cout << out.dump(2) << "\n";
+    PrintModulesJson(std::move(modules), std::cout);
   }
   return kExitOk;
 }

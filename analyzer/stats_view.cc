@@ -17,6 +17,13 @@ nlohmann::ordered_json ModuleIdentityJson(const ModuleInput& input) {
   return j;
 }
 
+void PrintModulesJson(nlohmann::ordered_json modules, std::ostream& out) {
+  nlohmann::ordered_json document;
+  document["schema_version"] = kSchemaVersion;
+  document["modules"] = std::move(modules);
+  out << document.dump(2) << "\n";
+}
+
 nlohmann::ordered_json StatsToJson(const passes::StatsResult& stats) {
   nlohmann::ordered_json j;
   j["computations"] = stats.computation_count;

@@ -27,4 +27,8 @@ void PrintStatsText(const ModuleInput& input, const passes::StatsResult& stats, 
 // Current version of the JSON output's schema (docs/JSON_SCHEMA.md).
 inline constexpr int kSchemaVersion = 1;
 
+// Writes the JSON document every per-module command prints:
+// {"schema_version": kSchemaVersion, "modules": [...]}.
+void PrintModulesJson(nlohmann::ordered_json modules, std::ostream& out);
+
 }  // namespace spmdsim::analyzer
