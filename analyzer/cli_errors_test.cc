@@ -235,7 +235,7 @@ TEST_CASE("an unknown attribute is kept verbatim and printed back, without a dia
   CHECK(all_reduce->FindAttribute("frobnicate_level") == "{3, {4}}");
   CHECK(ir::PrintInstruction(*all_reduce).find(", frobnicate_level={3, {4}}") != std::string::npos);
   // Known attributes around it are still parsed.
-  CHECK(all_reduce->use_global_device_ids);
+  CHECK(all_reduce->use_global_device_ids());
   CHECK(all_reduce->Called("to_apply")->name == "region_87.88.clone");
 }
 

@@ -114,14 +114,14 @@ TEST_CASE("every testdata dump parses, round-trips and matches a line scan") {
             a[i]->opcode != b[i]->opcode || a[i]->operands.size() != b[i]->operands.size()) {
           FAIL("instruction differs after round trip: " << a[i]->name);
         }
-        if (a[i]->sharding) {
-          REQUIRE(b[i]->sharding);
-          CHECK(*a[i]->sharding == *b[i]->sharding);
+        if (a[i]->sharding()) {
+          REQUIRE(b[i]->sharding());
+          CHECK(*a[i]->sharding() == *b[i]->sharding());
         }
-        if (a[i]->replica_groups)
-          CHECK(a[i]->replica_groups->Expand() == b[i]->replica_groups->Expand());
-        CHECK(a[i]->metadata.op_name == b[i]->metadata.op_name);
-        CHECK(a[i]->metadata.source_line == b[i]->metadata.source_line);
+        if (a[i]->replica_groups())
+          CHECK(a[i]->replica_groups()->Expand() == b[i]->replica_groups()->Expand());
+        CHECK(a[i]->metadata().op_name == b[i]->metadata().op_name);
+        CHECK(a[i]->metadata().source_line == b[i]->metadata().source_line);
       }
     }
 

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/c_unescape.h"
+
 namespace spmdsim::analyzer {
 namespace {
 
@@ -135,21 +137,21 @@ class TraceBuilder {
 
   void Slice(const HloInstruction& instr, int tid, int64_t start, int64_t duration,
              nlohmann::ordered_json args) {
-    if (!instr.metadata.op_name.empty()) {
+    if (!instr.metadata().op_name.empty()) {
       // A combined all-reduce's op_name joins those of every member: keep the trace small.
-      std::string_view op_name = instr.metadata.op_name;
+      const std::string op_name = ir::CUnescape(instr.metadata().op_name);
       if (op_name.size() > kMaxOpNameChars) {
         size_t cut = kMaxOpNameChars;
         while (cut > 0 && (static_cast<unsigned char>(op_name[cut]) & 0xC0) == 0x80) --cut;
         args["op_name"] = std::string(op_name.substr(0, cut)) + "...";
       } else {
-        args["op_name"] = std::string(op_name);
+        args["op_name"] = op_name;
       }
     }
-    const std::string source = instr.metadata.Source();
+    const std::string source = instr.metadata().Source();
     if (!source.empty()) args["source"] = source;
     events_.push_back({{"name", std::string(instr.name)},
-                       {"cat", std::string(instr.opcode_name)},
+                       {"cat", std::string(instr.opcode_name())},
                        {"ph", "X"},
                        {"ts", Micros(start)},
                        {"dur", Micros(duration)},
@@ -170,7 +172,7 @@ class TraceBuilder {
       if (const HloComputation* cond = instr.Called("condition")) out.push_back(cond);
       if (const HloComputation* body = instr.Called("body")) out.push_back(body);
     } else if (instr.opcode == Opcode::kCall || instr.opcode == Opcode::kConditional) {
-      for (const ir::CalledComputation& called : instr.called_computations) {
+      for (const ir::CalledComputation& called : instr.called_computations()) {
         if (called.computation != nullptr) out.push_back(called.computation);
       }
     }
@@ -187,9 +189,9 @@ class TraceBuilder {
       events_.push_back(nullptr);
       for (const HloComputation* callee : callees) Walk(callee, depth + 1);
       clock_ = std::max(clock_, Add(start, min_ns_));
-      Slice(
-          instr, kTraceComputeTid, start, clock_ - start,
-          {{"opcode", std::string(instr.opcode_name)}, {"note", "spans one pass of its callees"}});
+      Slice(instr, kTraceComputeTid, start, clock_ - start,
+            {{"opcode", std::string(instr.opcode_name())},
+             {"note", "spans one pass of its callees"}});
       events_[slot] = std::move(events_.back());
       events_.erase(events_.size() - 1);
       position_time_[std::string(instr.name)] = clock_;
@@ -236,7 +238,7 @@ class TraceBuilder {
         options_.compute_bandwidth_GBps > 0 ? bytes / (options_.compute_bandwidth_GBps * 1e3) : 0.0;
     const int64_t duration = std::max(ToNs(us), min_ns_);
     Slice(instr, kTraceComputeTid, clock_, duration,
-          {{"opcode", std::string(instr.opcode_name)},
+          {{"opcode", std::string(instr.opcode_name())},
            {"output_bytes", instr.shape.LeafBytes()},
            {"shape", instr.shape.ToString(false)}});
     clock_ = Add(clock_, duration);

@@ -19,7 +19,7 @@ DataflowGraph BuildDataflowGraph(const HloComputation& computation) {
     for (const HloInstruction* operand : instructions[i]->operands) {
       boost::add_edge(index.at(operand), i, DataflowEdge{EdgeKind::kData}, graph);
     }
-    for (const HloInstruction* pred : instructions[i]->control_predecessors) {
+    for (const HloInstruction* pred : instructions[i]->control_predecessors()) {
       boost::add_edge(index.at(pred), i, DataflowEdge{EdgeKind::kControl}, graph);
     }
   }

@@ -2,6 +2,9 @@
 
 namespace spmdsim::ir {
 
+// The budget the layout note in hlo.h describes; growing it costs every instruction of a module.
+static_assert(sizeof(void*) != 8 || sizeof(HloInstruction) <= 128);
+
 std::string Metadata::Source() const {
   if (source_file.empty()) return {};
   std::string out(source_file);
@@ -23,6 +26,15 @@ bool StackFrameIndex::Resolve(int64_t stack_frame_id, std::string_view& file, in
   return true;
 }
 
+const Metadata HloInstruction::kNoMetadata;
+const std::vector<HloInstruction*> HloInstruction::kNoInstructions;
+const std::vector<CalledComputation> HloInstruction::kNoCalledComputations;
+
+std::string_view HloInstruction::opcode_name() const {
+  if (opcode == Opcode::kUnknown && extras_) return extras_->unknown_opcode_name;
+  return OpcodeName(opcode);
+}
+
 std::string_view HloInstruction::FindAttribute(std::string_view attr_name) const {
   for (const Attribute& attr : attributes) {
     if (attr.name == attr_name) return attr.value;
@@ -38,7 +50,7 @@ bool HloInstruction::HasAttribute(std::string_view attr_name) const {
 }
 
 HloComputation* HloInstruction::Called(std::string_view role) const {
-  for (const CalledComputation& called : called_computations) {
+  for (const CalledComputation& called : called_computations()) {
     if (called.role == role) return called.computation;
   }
   return nullptr;
@@ -73,5 +85,21 @@ HloComputation* HloModule::NewComputation() {
 }
 
 HloInstruction* HloModule::NewInstruction() { return &instruction_storage_.Emplace(); }
+
+const Shape* HloModule::AddShape(Shape shape) {
+  Shape& slot = shape_pool_.Emplace();
+  slot = std::move(shape);
+  return &slot;
+}
+
+const Metadata* HloModule::AddMetadata(const Metadata& metadata) {
+  Metadata& slot = metadata_pool_.Emplace();
+  slot = metadata;
+  return &slot;
+}
+
+size_t HloModule::SourceOffset(std::string_view text) const {
+  return static_cast<size_t>(text.data() - source->text().data());
+}
 
 }  // namespace spmdsim::ir

@@ -63,8 +63,8 @@ void ExerciseInstruction(const ir::HloInstruction& instr, int64_t& budget) {
   Use(instr.shape.ElementCount());
   Use(static_cast<int64_t>(instr.shape.ToString(false).size()));
   Use(instr.shape.Subshape({0}) != nullptr);
-  if (instr.sharding) {
-    const ir::Sharding& s = *instr.sharding;
+  if (instr.sharding()) {
+    const ir::Sharding& s = *instr.sharding();
     Use(s.TileCount());
     Use(s.DataRank());
     Use(s.ShardShape(instr.shape).LeafBytes());
@@ -73,8 +73,8 @@ void ExerciseInstruction(const ir::HloInstruction& instr, int64_t& budget) {
       Use(static_cast<int64_t>(s.Devices().size()));
     }
   }
-  if (instr.replica_groups) {
-    const ir::ReplicaGroups& g = *instr.replica_groups;
+  if (instr.replica_groups()) {
+    const ir::ReplicaGroups& g = *instr.replica_groups();
     Use(g.GroupSize());
     Use(g.NumGroups());
     const int64_t members = ir::SaturatingMul(g.GroupSize(), g.NumGroups());
@@ -83,8 +83,8 @@ void ExerciseInstruction(const ir::HloInstruction& instr, int64_t& budget) {
       for (const auto& group : g.Expand()) Use(static_cast<int64_t>(group.size()));
     }
   }
-  Use(static_cast<int64_t>(instr.metadata.Source().size()));
-  for (const ir::CalledComputation& called : instr.called_computations) {
+  Use(static_cast<int64_t>(instr.metadata().Source().size()));
+  for (const ir::CalledComputation& called : instr.called_computations()) {
     Use(called.computation->IsFusionComputation());
   }
 }

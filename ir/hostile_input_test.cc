@@ -90,8 +90,9 @@ TEST_CASE("a mesh replica_groups attribute with device_ids parses inside a modul
   INFO((r.error ? r.error->ToString() : ""));
   REQUIRE(r.ok());
   const HloInstruction* all_reduce = r.modules[0]->entry->root;
-  REQUIRE(all_reduce->replica_groups);
-  CHECK(all_reduce->replica_groups->Expand() == std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}});
+  REQUIRE(all_reduce->replica_groups());
+  CHECK(all_reduce->replica_groups()->Expand() ==
+        std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}});
   CHECK(all_reduce->FindAttribute("replica_groups") ==
         "mesh['x'=2,'y'=2], device_ids=(0,2,1,3) {'y'}");
   CHECK(all_reduce->Called("to_apply") == r.modules[0]->entry);

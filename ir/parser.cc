@@ -53,6 +53,8 @@ class HloParser {
     while (reader_.Accept(TokenKind::kComma)) ParseModuleAttribute(*module);
     ParseStackFrameIndex(module->stack_frames);
     computations_by_name_.Clear();
+    shapes_by_text_.Clear();
+    metadata_by_text_.Clear();
     pending_calls_.clear();
     int64_t next_id = 0;
     while (!reader_.PeekIs(TokenKind::kEof) && !reader_.PeekIsName("HloModule")) {
@@ -71,7 +73,7 @@ class HloParser {
     const size_t value_offset = lexer_.offset();
     std::string_view value = lexer_.ScanRawValue();
     const size_t value_start = ValueStart(value, value_offset);
-    module.attributes.push_back({name.text, value, value_start});
+    module.attributes.push_back({name.text, value});
     if (name.text == "is_scheduled") {
       module.is_scheduled = value == "true";
     } else if (name.text == "num_partitions") {
@@ -196,20 +198,21 @@ class HloParser {
           ComputationParameter param;
           param.name = reader_.ExpectIdentifier("a parameter name").text;
           reader_.Expect(TokenKind::kColon);
-          param.shape = ParseShape(reader_);
+          const size_t shape_start = reader_.Peek().offset;
+          param.shape = ShapeRef(PoolShape(ParseShape(reader_), shape_start));
           computation->signature.push_back(std::move(param));
         } while (reader_.Accept(TokenKind::kComma));
         reader_.Expect(TokenKind::kRparen, "')' closing the parameter list");
       }
       reader_.Expect(TokenKind::kArrow, "'->' before the result shape");
-      computation->result_shape = ParseShape(reader_);
+      const size_t shape_start = reader_.Peek().offset;
+      computation->result_shape = ShapeRef(PoolShape(ParseShape(reader_), shape_start));
     }
     while (reader_.Accept(TokenKind::kComma)) {
       Token attr = reader_.Expect(TokenKind::kName, "a computation attribute");
       reader_.Expect(TokenKind::kEqual);
-      const size_t value_offset = lexer_.offset();
       std::string_view value = lexer_.ScanRawValue();
-      computation->attributes.push_back({attr.text, value, ValueStart(value, value_offset)});
+      computation->attributes.push_back({attr.text, value});
     }
     reader_.Expect(TokenKind::kLbrace, "'{' starting the computation body");
     if (is_entry) {
@@ -230,6 +233,7 @@ class HloParser {
       ParseInstruction(*computation, next_id);
     }
     if (computation->instructions.empty()) reader_.Fail(name, "computation has no instructions");
+    computation->instructions.shrink_to_fit();
     ResolveParameters(*computation);
     ResolveOperands(*computation);
     if (computation->root == nullptr) {
@@ -243,7 +247,8 @@ class HloParser {
   void ParseInstruction(HloComputation& computation, int64_t& next_id) {
     HloInstruction* instr = module_->NewInstruction();
     instr->parent = &computation;
-    instr->id = next_id++;
+    if (next_id == INT32_MAX) reader_.Fail(reader_.Peek(), "too many instructions in the module");
+    instr->id = static_cast<int32_t>(next_id++);
     Token name = reader_.Next();
     if (name.kind == TokenKind::kName && name.text == "ROOT") {
       instr->is_root = true;
@@ -255,16 +260,15 @@ class HloParser {
       reader_.FailExpected("an instruction name", name);
     }
     instr->name = name.text;
-    instr->offset = name.offset;
     if (!instructions_by_name_.Insert(name.text, instr)) {
       reader_.Fail(name, "redefinition of '" + std::string(name.text) + "'");
     }
     reader_.Expect(TokenKind::kEqual, "'=' after the instruction name");
-    instr->shape = ParseShape(reader_);
+    instr->shape = ShapeRef(ParseInternedShape());
     const Token opcode = reader_.Expect(TokenKind::kName, "an opcode");
-    instr->opcode_name = opcode.text;
     instr->opcode = OpcodeFromName(opcode.text);
     if (instr->opcode == Opcode::kUnknown) {
+      instr->mutable_extras().unknown_opcode_name = opcode.text;
       Warn(opcode.offset, "unknown opcode '" + std::string(opcode.text) +
                               "'; kept as a generic instruction, analyses skip it");
     }
@@ -275,11 +279,12 @@ class HloParser {
       }
     } else if (instr->opcode == Opcode::kParameter) {
       const Token number = reader_.Peek();
-      instr->parameter_number = reader_.ExpectInt("a parameter number");
+      const int64_t parameter_number = reader_.ExpectInt("a parameter number");
       instr->payload = number.text;
-      if (instr->parameter_number < 0 || instr->parameter_number > 1000000) {
+      if (parameter_number < 0 || parameter_number > 1000000) {
         reader_.Fail(number, "parameter number out of range");
       }
+      instr->parameter_number = static_cast<int32_t>(parameter_number);
       reader_.Expect(TokenKind::kRparen);
       pending_parameters_.push_back({instr, number.offset});
     } else {
@@ -287,10 +292,50 @@ class HloParser {
     }
     attribute_scratch_.clear();
     while (reader_.Accept(TokenKind::kComma)) ParseInstructionAttribute(*instr);
-    // Collected apart and copied once: one allocation of the exact size per instruction.
-    instr->attributes.assign(attribute_scratch_.begin(), attribute_scratch_.end());
+    // Collected apart and copied once into the arena, at the exact size.
+    const std::span<Attribute> attributes =
+        module_->arena().AllocateArray<Attribute>(attribute_scratch_.size());
+    std::copy(attribute_scratch_.begin(), attribute_scratch_.end(), attributes.begin());
+    instr->attributes = attributes;
     computation.instructions.push_back(instr);
   }
+
+  // The instruction's shape, from the module's pool. Instructions share a few hundred distinct
+  // shapes, so each shape's text is the pool's key: a shape without blanks inside (all arrays as
+  // XLA prints them), followed by blanks and the opcode, that is already pooled is skipped without
+  // being parsed; any other shape is parsed, then looked up by its whole text. A key is the exact
+  // text of a shape that parsed, and a blank-free key ends where that shape ended, so a match
+  // parses to the same shape.
+  const Shape* ParseInternedShape() {
+    const std::string_view text = lexer_.text();  // the whole file: offsets index it
+    const size_t start = reader_.Peek().offset;
+    size_t end = start;
+    while (end < text.size() && !IsBlank(text[end])) ++end;
+    size_t next = end;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+    if (end > start && next > end && next < text.size() && text[next] >= 'a' && text[next] <= 'z') {
+      if (const Shape* pooled = shapes_by_text_.Find(text.substr(start, end - start))) {
+        lexer_.SkipTo(end);
+        return pooled;
+      }
+    }
+    return PoolShape(ParseShape(reader_), start);
+  }
+
+  // The pooled shape whose text is the one just parsed, from `start` (the shape's first token)
+  // to the next token; `shape` is added to the pool if that text is new.
+  const Shape* PoolShape(Shape shape, size_t start) {
+    const std::string_view text = lexer_.text();
+    size_t stop = reader_.Peek().offset;
+    while (stop > start && IsBlank(text[stop - 1])) --stop;
+    const std::string_view key = text.substr(start, stop - start);
+    if (const Shape* pooled = shapes_by_text_.Find(key)) return pooled;
+    const Shape* added = module_->AddShape(std::move(shape));
+    shapes_by_text_.Insert(key, added);
+    return added;
+  }
+
+  static bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
   // operand ::= [shape] name
   void ParseOperands(HloInstruction& instr) {
@@ -309,7 +354,7 @@ class HloParser {
       pending_refs_.push_back({&instr, count++, name.text, name.offset});
     } while (reader_.Accept(TokenKind::kComma));
     reader_.Expect(TokenKind::kRparen, "')' closing the operand list");
-    instr.operands.assign(count, nullptr);  // one allocation of the exact size
+    instr.operands = module_->arena().AllocateArray<HloInstruction*>(count);  // nulls till resolved
   }
 
   // attribute ::= name '=' value; value is scanned raw, then typed attributes are sub-parsed.
@@ -333,51 +378,53 @@ class HloParser {
     const size_t start = ValueStart(value, value_offset);
     if (value.empty())
       reader_.Fail(reader_.Peek(), "empty value for '" + std::string(name.text) + "'");
-    attribute_scratch_.push_back({name.text, value, start});
+    attribute_scratch_.push_back({name.text, value});
     const std::string_view key = name.text;
-    if (key == "metadata") {
+    if (key == "metadata") {  // not a '{': ParseMetadata reports the error
       Lexer sub(value, start);
       TokenReader r(sub);
-      instr.metadata = ParseMetadata(r, value);
+      instr.set_metadata(AddMetadata(ParseMetadata(r, value), value));
       ExpectEnd(r);
-      if (instr.metadata.source_file.empty() && instr.metadata.stack_frame_id > 0) {
-        module_->stack_frames.Resolve(instr.metadata.stack_frame_id, instr.metadata.source_file,
-                                      instr.metadata.source_line);
-      }
     } else if (key == "sharding") {
       Lexer sub(value, start);
       TokenReader r(sub);
-      instr.sharding = std::make_unique<Sharding>(ParseSharding(r));
+      instr.mutable_extras().sharding = std::make_unique<Sharding>(ParseSharding(r));
       ExpectEnd(r);
     } else if (key == "replica_groups") {
       Lexer sub(value, start);
       TokenReader r(sub);
-      instr.replica_groups = std::make_unique<ReplicaGroups>(ParseReplicaGroups(r));
+      instr.mutable_extras().replica_groups =
+          std::make_unique<ReplicaGroups>(ParseReplicaGroups(r));
       ExpectEnd(r);
     } else if (key == "source_target_pairs") {
       Lexer sub(value, start);
       TokenReader r(sub);
-      instr.source_target_pairs = std::make_unique<SourceTargetPairs>(ParseSourceTargetPairs(r));
+      instr.mutable_extras().source_target_pairs =
+          std::make_unique<SourceTargetPairs>(ParseSourceTargetPairs(r));
       ExpectEnd(r);
     } else if (key == "channel_id") {
-      instr.channel_id = ParseIntValue(value, start, "channel_id");
+      instr.mutable_extras().channel_id = ParseIntValue(value, start, "channel_id");
     } else if (key == "index" && instr.opcode == Opcode::kGetTupleElement) {
-      instr.tuple_index = ParseIntValue(value, start, "index");
+      const int64_t index = ParseIntValue(value, start, "index");
+      if (index < INT32_MIN || index > INT32_MAX) {
+        throw ParseError{start, "get-tuple-element index out of range"};
+      }
+      instr.tuple_index = static_cast<int32_t>(index);
     } else if (key == "use_global_device_ids") {
-      instr.use_global_device_ids = value == "true";
+      if (value == "true") instr.mutable_extras().use_global_device_ids = true;
     } else if (key == "custom_call_target") {
-      instr.custom_call_target = Unquote(value, start);
+      instr.mutable_extras().custom_call_target = Unquote(value, start);
     } else if (key == "backend_config") {
-      instr.backend_config = value.front() == '"' ? Unquote(value, start) : value;
+      instr.mutable_extras().backend_config = value.front() == '"' ? Unquote(value, start) : value;
     } else if (key == "calls" || key == "to_apply" || key == "body" || key == "condition" ||
                key == "branch_computations" || key == "true_computation" ||
                key == "false_computation" || key == "async_computation") {
       Lexer sub(value, start);
       TokenReader r(sub);
+      auto& called = instr.mutable_extras().called_computations;
       for (const Token& callee : ParseComputationList(r)) {
-        pending_calls_.push_back(
-            {&instr, instr.called_computations.size(), callee.text, callee.offset});
-        instr.called_computations.push_back({key, nullptr});
+        pending_calls_.push_back({&instr, called.size(), callee.text, callee.offset});
+        called.push_back({key, nullptr});
       }
       ExpectEnd(r);
     } else if (key == "control-predecessors") {
@@ -410,34 +457,53 @@ class HloParser {
     }
   }
 
-  // metadata={...} straight from the token stream: metadata is over half of a dump's text, so
-  // it is not scanned raw first and lexed again as other typed attributes are. The value must end
-  // where a raw scan would have ended it: at a ',' or the end of the line.
+  // metadata={...}: dumps repeat a few thousand distinct values over hundreds of thousands of
+  // instructions, and metadata is over half of a dump's text. So the value is scanned raw, by
+  // characters, and looked up in the module's pool by its text; only a value not seen before is
+  // parsed, straight from the token stream. That value must end where a raw scan would have
+  // ended it: at a ',' or the end of the line.
   void ParseMetadataAttribute(HloInstruction& instr, std::string_view key) {
     const size_t start = reader_.Peek().offset;
-    instr.metadata = ParseMetadata(reader_, {});
-    const std::string_view value = lexer_.text().substr(start, lexer_.offset() - start);
-    instr.metadata.raw = value;
+    const std::string_view raw = lexer_.ScanRawValue();
+    const Metadata* metadata = metadata_by_text_.Find(raw);
+    std::string_view value = raw;
+    if (metadata == nullptr) {
+      lexer_.SkipTo(start);
+      Metadata parsed = ParseMetadata(reader_, {});
+      value = lexer_.text().substr(start, lexer_.offset() - start);
+      metadata = AddMetadata(parsed, value);
+    }
     if (!lexer_.AtEndOfLine() && !reader_.PeekIs(TokenKind::kComma)) {
       reader_.FailExpected("end of the attribute value", reader_.Peek());
     }
-    attribute_scratch_.push_back({key, value, start});
-    if (instr.metadata.source_file.empty() && instr.metadata.stack_frame_id > 0) {
-      module_->stack_frames.Resolve(instr.metadata.stack_frame_id, instr.metadata.source_file,
-                                    instr.metadata.source_line);
+    attribute_scratch_.push_back({key, value});
+    instr.set_metadata(metadata);
+  }
+
+  // Adds a metadata value not seen before to the module's pool, its source resolved through the
+  // stack-frame tables when it names a frame.
+  const Metadata* AddMetadata(Metadata metadata, std::string_view raw) {
+    metadata.raw = raw;
+    if (metadata.source_file.empty() && metadata.stack_frame_id > 0) {
+      module_->stack_frames.Resolve(metadata.stack_frame_id, metadata.source_file,
+                                    metadata.source_line);
     }
+    const Metadata* added = module_->AddMetadata(metadata);
+    metadata_by_text_.Insert(raw, added);
+    return added;
   }
 
   // replica_groups=mesh[...], device_ids=(...) {...}: parsed in place, as its top-level comma
   // would end a raw value before device_ids.
   void ParseMeshReplicaGroupsAttribute(HloInstruction& instr, std::string_view key) {
     const size_t start = reader_.Peek().offset;
-    instr.replica_groups = std::make_unique<ReplicaGroups>(ParseReplicaGroups(reader_));
+    instr.mutable_extras().replica_groups =
+        std::make_unique<ReplicaGroups>(ParseReplicaGroups(reader_));
     const std::string_view value = lexer_.text().substr(start, lexer_.offset() - start);
     if (!lexer_.AtEndOfLine() && !reader_.PeekIs(TokenKind::kComma)) {
       reader_.FailExpected("end of the attribute value", reader_.Peek());
     }
-    attribute_scratch_.push_back({key, value, start});
+    attribute_scratch_.push_back({key, value});
   }
 
   void ResolveOperands(HloComputation& computation) {
@@ -448,12 +514,12 @@ class HloParser {
                                          std::string(computation.name) + "'"};
       }
       if (ref.index == SIZE_MAX) {
-        ref.instruction->control_predecessors.push_back(target);
+        ref.instruction->mutable_extras().control_predecessors.push_back(target);
       } else {
         ref.instruction->operands[ref.index] = target;
       }
     }
-    // Users in two passes, counting first, so each list is allocated once at its exact size.
+    // Users in two passes, counting first, so each array is allocated once at its exact size.
     // Instruction ids are consecutive within a computation.
     const int64_t first_id = computation.instructions.front()->id;
     user_counts_.assign(computation.instructions.size(), 0);
@@ -468,15 +534,16 @@ class HloParser {
       }
     }
     for (HloInstruction* instr : computation.instructions) {
-      instr->users.reserve(user_counts_[static_cast<size_t>(instr->id - first_id)]);
+      uint32_t& count = user_counts_[static_cast<size_t>(instr->id - first_id)];
+      instr->users = module_->arena().AllocateArray<HloInstruction*>(count);
+      count = 0;  // from here on: the users filled in so far
     }
     for (HloInstruction* instr : computation.instructions) {
       for (HloInstruction* operand : instr->operands) {
         // Users are added instruction by instruction, so a repeated operand finds this
-        // instruction already last in its user list.
-        if (operand->users.empty() || operand->users.back() != instr) {
-          operand->users.push_back(instr);
-        }
+        // instruction already last in its user array.
+        uint32_t& filled = user_counts_[static_cast<size_t>(operand->id - first_id)];
+        if (filled == 0 || operand->users[filled - 1] != instr) operand->users[filled++] = instr;
       }
     }
   }
@@ -488,7 +555,7 @@ class HloParser {
         throw ParseError{call.offset,
                          "computation '" + std::string(call.name) + "' is not defined"};
       }
-      call.instruction->called_computations[call.index].computation = callee;
+      call.instruction->mutable_extras().called_computations[call.index].computation = callee;
       auto& callers = callee->callers;
       if (callers.empty() || callers.back() != call.instruction) {
         callers.push_back(call.instruction);
@@ -538,6 +605,8 @@ class HloParser {
   HloModule* module_ = nullptr;
   NameTable<HloComputation*> computations_by_name_;
   NameTable<HloInstruction*> instructions_by_name_;
+  NameTable<const Shape*> shapes_by_text_;  // the module's pooled shapes, by their text
+  NameTable<const Metadata*> metadata_by_text_;
   std::vector<PendingRef> pending_refs_;
   std::vector<Attribute> attribute_scratch_;  // the attributes of the instruction being parsed
   std::vector<uint32_t> user_counts_;         // per instruction of the computation, by local id

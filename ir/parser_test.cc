@@ -40,6 +40,38 @@ ParseResult Parse(std::string_view text) {
   return ParseHloText(std::make_shared<SourceBuffer>("test.hlo", std::string(text)));
 }
 
+// The layout that keeps a large module small (see HloInstruction): equal shapes and metadata are
+// stored once per module, rare fields only where present, and offsets come from the views.
+TEST_CASE("instructions share pooled shapes and metadata; views give source offsets") {
+  constexpr std::string_view kText = R"(HloModule m
+
+ENTRY %main (p: f32[8,4]) -> f32[8,4] {
+  %p = f32[8,4]{1,0} parameter(0), metadata={op_name="a" source_file="m.py" source_line=1}
+  %n = f32[8,4]{1,0} negate(%p), metadata={op_name="a" source_file="m.py" source_line=1}
+  ROOT %e = f32[8,4] exponential(%n), metadata={op_name="b"}
+}
+)";
+  ParseResult result = Parse(kText);
+  REQUIRE(result.ok());
+  const HloModule& m = *result.modules[0];
+  const auto& instrs = m.entry->instructions;
+  REQUIRE(instrs.size() == 3);
+  CHECK(&instrs[0]->shape.get() == &instrs[1]->shape.get());
+  CHECK(&instrs[1]->shape.get() != &instrs[2]->shape.get());  // no layout: another text
+  CHECK_FALSE(instrs[1]->shape == instrs[2]->shape);          // a layout against none
+  CHECK(instrs[2]->shape.dims() == std::vector<int64_t>{8, 4});
+  CHECK(&instrs[0]->metadata() == &instrs[1]->metadata());
+  CHECK(instrs[1]->metadata().Source() == "m.py:1");
+  CHECK(instrs[2]->metadata().op_name == "b");
+  CHECK(instrs[2]->sharding() == nullptr);
+  CHECK(instrs[2]->called_computations().empty());
+  CHECK(instrs[2]->opcode_name() == "exponential");
+  CHECK(m.SourceOffset(instrs[2]->name) == kText.find("%e =") + 1);
+  CHECK(m.SourceOffset(instrs[2]->attributes[0].value) == kText.find("{op_name=\"b\"}"));
+  CHECK(PrintModule(m).find("%e = f32[8,4] exponential(%n), metadata={op_name=\"b\"}") !=
+        std::string::npos);
+}
+
 TEST_CASE("parses a scheduled, partitioned module") {
   ParseResult result = Parse(kModule);
   INFO((result.error ? result.error->ToString() : ""));
@@ -61,27 +93,28 @@ TEST_CASE("parses a scheduled, partitioned module") {
   const HloComputation* fused = m.FindComputation("fused_computation");
   REQUIRE(fused);
   CHECK(fused->IsFusionComputation());
-  CHECK(fused->root->metadata.op_name == "jit(f)/mul");
-  CHECK(fused->root->metadata.Source() == "/x/model.py:42");
+  CHECK(fused->root->metadata().op_name == "jit(f)/mul");
+  CHECK(fused->root->metadata().Source() == "/x/model.py:42");
 
   const HloInstruction* ar = m.entry->instructions[3];
   CHECK(ar->opcode == Opcode::kAllReduce);
-  CHECK(ar->channel_id == 1);
-  CHECK(ar->use_global_device_ids);
-  REQUIRE(ar->replica_groups);
-  CHECK(ar->replica_groups->GroupSize() == 8);
+  CHECK(ar->channel_id() == 1);
+  CHECK(ar->use_global_device_ids());
+  REQUIRE(ar->replica_groups());
+  CHECK(ar->replica_groups()->GroupSize() == 8);
   CHECK(ar->Called("to_apply")->name == "add.clone");
   CHECK(ar->operands[0]->name == "fusion");
-  CHECK(m.entry->instructions[2]->users ==
+  const auto& users = m.entry->instructions[2]->users;
+  CHECK(std::vector<HloInstruction*>(users.begin(), users.end()) ==
         std::vector<HloInstruction*>{const_cast<HloInstruction*>(ar)});
 
   const HloInstruction* mystery = m.entry->instructions[5];
   CHECK(mystery->opcode == Opcode::kUnknown);
-  CHECK(mystery->opcode_name == "frobnicate");
+  CHECK(mystery->opcode_name() == "frobnicate");
   CHECK(m.warning_count == 1);
   CHECK(m.warnings[0].ToString().find("test.hlo:22:") == 0);
   CHECK(m.entry->instructions[4]->payload == "{ { 1, 2 }, { 3, 4 } }");
-  CHECK(m.entry->instructions[0]->sharding->TileCount() == 8);
+  CHECK(m.entry->instructions[0]->sharding()->TileCount() == 8);
 }
 
 TEST_CASE("print then parse gives the same text again") {

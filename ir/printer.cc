@@ -19,7 +19,7 @@ void AppendInstruction(const HloInstruction& instr, std::string& out) {
   out += " = ";
   out += instr.shape.ToString();
   out += ' ';
-  out += instr.opcode_name;
+  out += instr.opcode_name();
   out += '(';
   if (instr.opcode == Opcode::kConstant || instr.opcode == Opcode::kParameter) {
     out += instr.payload;
@@ -35,15 +35,16 @@ void AppendInstruction(const HloInstruction& instr, std::string& out) {
     out += ", ";
     out += attr.name;
     out += '=';
-    if (attr.name == "sharding" && instr.sharding) {
-      out += instr.sharding->ToString();
-    } else if (attr.name == "replica_groups" && instr.replica_groups) {
-      out += instr.replica_groups->ToString();
-    } else if (attr.name == "source_target_pairs" && instr.source_target_pairs) {
+    if (attr.name == "sharding" && instr.sharding()) {
+      out += instr.sharding()->ToString();
+    } else if (attr.name == "replica_groups" && instr.replica_groups()) {
+      out += instr.replica_groups()->ToString();
+    } else if (attr.name == "source_target_pairs" && instr.source_target_pairs()) {
+      const SourceTargetPairs& pairs = *instr.source_target_pairs();
       out += '{';
-      for (size_t i = 0; i < instr.source_target_pairs->size(); ++i) {
+      for (size_t i = 0; i < pairs.size(); ++i) {
         if (i) out += ',';
-        const auto& [source, target] = (*instr.source_target_pairs)[i];
+        const auto& [source, target] = pairs[i];
         out += '{' + std::to_string(source) + ',' + std::to_string(target) + '}';
       }
       out += '}';

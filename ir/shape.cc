@@ -26,6 +26,11 @@ Shape Shape::Token() {
   return shape;
 }
 
+const Shape* ShapeRef::EmptyShape() {
+  static const Shape empty;
+  return &empty;
+}
+
 const Layout& Shape::EmptyLayout() {
   static const Layout empty;
   return empty;

@@ -98,6 +98,44 @@ class Shape {
   std::vector<Shape> tuple_;
 };
 
+// A handle to an immutable Shape owned elsewhere: an instruction's shape points into its module's
+// pool of distinct shapes (HloModule::InternShape), since most instructions share a handful of
+// shapes and a Shape with its vectors costs well over 100 bytes. Reads like a `const Shape&`: the
+// const accessors are forwarded, and it converts to `const Shape&` for functions taking one.
+class ShapeRef {
+ public:
+  ShapeRef() = default;  // the empty tuple shape "()", as Shape() is
+  explicit ShapeRef(const Shape* shape) : shape_(shape) {}
+
+  const Shape& get() const { return *shape_; }
+  operator const Shape&() const { return *shape_; }  // NOLINT: implicit by design
+
+  PrimitiveType element_type() const { return shape_->element_type(); }
+  bool IsTuple() const { return shape_->IsTuple(); }
+  bool IsArray() const { return shape_->IsArray(); }
+  bool IsToken() const { return shape_->IsToken(); }
+  const std::vector<int64_t>& dims() const { return shape_->dims(); }
+  int64_t rank() const { return shape_->rank(); }
+  bool IsDynamicDim(size_t i) const { return shape_->IsDynamicDim(i); }
+  bool HasLayout() const { return shape_->HasLayout(); }
+  const Layout& layout() const { return shape_->layout(); }
+  const std::vector<Shape>& tuple_shapes() const { return shape_->tuple_shapes(); }
+  int64_t ElementCount() const { return shape_->ElementCount(); }
+  int64_t ByteSize() const { return shape_->ByteSize(); }
+  int64_t LeafBytes() const { return shape_->LeafBytes(); }
+  const Shape* Subshape(const std::vector<int64_t>& index) const { return shape_->Subshape(index); }
+  std::string ToString(bool print_layout = true) const { return shape_->ToString(print_layout); }
+
+  bool operator==(const Shape& other) const { return *shape_ == other; }
+  bool operator==(ShapeRef other) const {
+    return shape_ == other.shape_ || *shape_ == *other.shape_;
+  }
+
+ private:
+  static const Shape* EmptyShape();
+  const Shape* shape_ = EmptyShape();
+};
+
 // Bytes of an array shape with the given element count and type and optional packing
 // (E(n) from the layout). Returns -1 on overflow.
 int64_t ArrayBytes(int64_t elements, PrimitiveType type, int64_t element_size_in_bits);

@@ -132,7 +132,7 @@ class DataflowBuilder {
       if (!visited.insert(computation).second) return;
       a_.context_[computation] = CallContext::kControlFlow;
       for (const HloInstruction* instr : computation->instructions) {
-        for (const ir::CalledComputation& called : instr->called_computations) {
+        for (const ir::CalledComputation& called : instr->called_computations()) {
           if (called.computation == nullptr) continue;
           if (IsControlFlowCaller(instr->opcode)) {
             visit(called.computation, depth + 1);
@@ -151,7 +151,7 @@ class DataflowBuilder {
     auto [it, inserted] = a_.context_.emplace(computation, CallContext::kEmbedded);
     if (!inserted) return;
     for (const HloInstruction* instr : computation->instructions) {
-      for (const ir::CalledComputation& called : instr->called_computations) {
+      for (const ir::CalledComputation& called : instr->called_computations()) {
         if (called.computation != nullptr) MarkEmbedded(called.computation, depth + 1);
       }
     }
@@ -179,7 +179,7 @@ class DataflowBuilder {
     int64_t max_id = -1;
     for (const HloComputation* computation : a_.module_->computations) {
       for (const HloInstruction* instr : computation->instructions) {
-        max_id = std::max(max_id, instr->id);
+        max_id = std::max<int64_t>(max_id, instr->id);
       }
     }
     a_.first_slot_.assign(static_cast<size_t>(max_id + 1), -1);
@@ -419,7 +419,7 @@ class DataflowBuilder {
         case Opcode::kConditional: {
           // Operand j+1 feeds branch j.
           int32_t j = 0;
-          for (const ir::CalledComputation& called : caller->called_computations) {
+          for (const ir::CalledComputation& called : caller->called_computations()) {
             if (called.computation == computation &&
                 static_cast<size_t>(j + 1) < caller->operands.size()) {
               inputs.push_back(caller->operands[static_cast<size_t>(j + 1)]);
@@ -598,7 +598,7 @@ class DataflowBuilder {
       }
       case Opcode::kConditional: {
         std::vector<const HloInstruction*> inputs;
-        for (const ir::CalledComputation& called : instr->called_computations) {
+        for (const ir::CalledComputation& called : instr->called_computations()) {
           if (called.computation != nullptr && called.computation->root != nullptr) {
             inputs.push_back(called.computation->root);
           }
@@ -661,7 +661,7 @@ class DataflowBuilder {
     for (const HloInstruction* instr : computation->instructions) {
       if (instr->opcode == Opcode::kCall || instr->opcode == Opcode::kAsyncStart ||
           instr->opcode == Opcode::kConditional) {
-        for (const ir::CalledComputation& called : instr->called_computations) {
+        for (const ir::CalledComputation& called : instr->called_computations()) {
           if (called.computation != nullptr) {
             ComputeOrdinals(called.computation, ordinal, depth + 1);
           }
@@ -705,7 +705,7 @@ class DataflowBuilder {
         add(user);
         if (user->opcode == Opcode::kConditional) {
           size_t j = 0;
-          for (const ir::CalledComputation& called : user->called_computations) {
+          for (const ir::CalledComputation& called : user->called_computations()) {
             if (j + 1 < user->operands.size() && user->operands[j + 1] == instr &&
                 called.computation != nullptr) {
               add(ParameterOf(called.computation, 0));
@@ -717,7 +717,7 @@ class DataflowBuilder {
             for (const HloInstruction* param : wrapped->parameters) add(param);
           }
         } else if (IsControlFlowCaller(user->opcode)) {
-          for (const ir::CalledComputation& called : user->called_computations) {
+          for (const ir::CalledComputation& called : user->called_computations()) {
             if (called.computation == nullptr) continue;
             for (size_t i = 0; i < user->operands.size(); ++i) {
               if (user->operands[i] == instr) add(ParameterOf(called.computation, i));

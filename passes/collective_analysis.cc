@@ -5,6 +5,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
@@ -36,8 +37,8 @@ std::optional<int64_t> ParseInt(std::string_view text) {
 
 // backend_config={"known_trip_count":{"n":"4"},...}
 std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
-  if (loop.backend_config.find("known_trip_count") == std::string_view::npos) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(loop.backend_config, nullptr, false);
+  if (loop.backend_config().find("known_trip_count") == std::string_view::npos) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(loop.backend_config(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   const auto trip = j.find("known_trip_count");
   if (trip == j.end() || !trip->is_object()) return std::nullopt;
@@ -125,7 +126,7 @@ std::string SourceOf(const ir::HloModule& module, const ir::Metadata& metadata) 
   return std::string(file) + ":" + std::to_string(line);
 }
 
-int64_t LeafBytes(const std::vector<HloInstruction*>& operands, size_t limit) {
+int64_t LeafBytes(std::span<HloInstruction* const> operands, size_t limit) {
   int64_t total = 0;
   for (size_t i = 0; i < operands.size() && i < limit; ++i) {
     total = ir::SaturatingAdd(total, operands[i]->shape.LeafBytes());
@@ -251,8 +252,8 @@ std::vector<MeshCandidate> MeshCandidates(const ir::HloModule& module, int64_t n
   AddSdyMesh(module, candidates, num_devices);
   if (module.entry != nullptr) {
     for (const HloInstruction* param : module.entry->parameters) {
-      if (param != nullptr && param->sharding) {
-        AddShardingCandidates(*param->sharding, candidates, num_devices);
+      if (param != nullptr && param->sharding()) {
+        AddShardingCandidates(*param->sharding(), candidates, num_devices);
       }
     }
   }
@@ -406,7 +407,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
   for (const HloComputation* computation : module.computations) {
     for (const HloInstruction* instr : computation->instructions) {
       if (instr->opcode != Opcode::kAsyncStart) continue;
-      for (const auto& called : instr->called_computations)
+      for (const auto& called : instr->called_computations())
         async_wrapped.insert(called.computation);
     }
   }
@@ -422,12 +423,12 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       CollectiveOp op;
       op.instruction = std::string(instr->name);
       op.kind = kind;
-      op.opcode = std::string(instr->opcode_name);
+      op.opcode = std::string(instr->opcode_name());
       op.computation = std::string(computation->name);
       op.operand_count = static_cast<int64_t>(coll->operands.size());
-      if (coll->use_global_device_ids) {
+      if (coll->use_global_device_ids()) {
         op.id_kind = "global_device_id";
-      } else if (coll->channel_id >= 0) {
+      } else if (coll->channel_id() >= 0) {
         op.id_kind = "partition_id";
       } else {
         op.id_kind = "replica_id";
@@ -438,20 +439,20 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       if (op.id_kind == "partition_id" && module.replica_count > 1) mixed_ids = true;
       if (op.id_kind == "replica_id" && module.num_partitions > 1) mixed_ids = true;
 
-      if (coll->source_target_pairs) {
-        for (const auto& [source, target] : *coll->source_target_pairs) {
+      if (coll->source_target_pairs()) {
+        for (const auto& [source, target] : *coll->source_target_pairs()) {
           op.groups.push_back({source, target});
         }
         op.group_size = 2;
       } else {
-        if (coll->replica_groups) op.groups = coll->replica_groups->Expand();
+        if (coll->replica_groups()) op.groups = coll->replica_groups()->Expand();
         if (op.groups.empty() && participants <= ir::kMaxDevices) {
           std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(0, participants)));
           for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
           op.groups.push_back(std::move(all));
         }
         op.group_size = op.groups.empty() ? 0 : static_cast<int64_t>(op.groups[0].size());
-        op.mesh_axes = MatchMeshAxes(op.groups, meshes, coll->replica_groups.get());
+        op.mesh_axes = MatchMeshAxes(op.groups, meshes, coll->replica_groups());
       }
 
       // B per the table in the header.
@@ -478,7 +479,8 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       op.loop_multiplier = count == counts.end() ? 0 : count->second;
       const auto is_known = known.find(computation);
       op.trip_count_known = is_known == known.end() || is_known->second;
-      const ir::Metadata& metadata = instr->metadata.empty() ? coll->metadata : instr->metadata;
+      const ir::Metadata& metadata =
+          instr->metadata().empty() ? coll->metadata() : instr->metadata();
       op.op_name = ir::CUnescape(metadata.op_name);
       op.source = SourceOf(module, metadata);
 

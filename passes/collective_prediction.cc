@@ -45,8 +45,8 @@ class Predictor {
         if (param == nullptr || !param->shape.IsArray()) continue;
         ArraySharding sharding =
             ArraySharding::Replicated(static_cast<size_t>(param->shape.rank()));
-        if (param->sharding) {
-          sharding = FromHloSharding(*param->sharding, static_cast<size_t>(param->shape.rank()),
+        if (param->sharding()) {
+          sharding = FromHloSharding(*param->sharding(), static_cast<size_t>(param->shape.rank()),
                                      out_.mesh);
         }
         parameters_.emplace_back(param->shape.ToString(false), std::move(sharding));
@@ -282,13 +282,13 @@ class Predictor {
         p.bytes = ir::SaturatingAdd(p.bytes, operand->shape.LeafBytes());
       }
     }
-    if (instr.source_target_pairs) {
+    if (instr.source_target_pairs()) {
       p.group_size = 2;
       p.mesh_axis = "-";
       p.wire_bytes_per_device = WireBytes(p.kind, p.bytes, 2);
     } else {
       const int64_t all = out_.mesh.DeviceCount();
-      const int64_t size = instr.replica_groups ? instr.replica_groups->GroupSize() : 0;
+      const int64_t size = instr.replica_groups() ? instr.replica_groups()->GroupSize() : 0;
       p.group_size = size > 0 ? size : all;
       p.mesh_axis = p.group_size == all ? out_.mesh.AxesName([&] {
         Axes every(out_.mesh.sizes.size());

@@ -26,7 +26,7 @@ class LiveRangeBuilder {
     int64_t max_id = -1;
     for (const HloComputation* computation : module.computations) {
       for (const HloInstruction* instr : computation->instructions) {
-        max_id = std::max(max_id, instr->id);
+        max_id = std::max<int64_t>(max_id, instr->id);
       }
     }
     r_.time_.assign(static_cast<size_t>(max_id + 1), -1);
@@ -90,7 +90,7 @@ class LiveRangeBuilder {
       switch (instr->opcode) {
         case Opcode::kCall:
         case Opcode::kConditional:
-          for (const ir::CalledComputation& called : instr->called_computations) {
+          for (const ir::CalledComputation& called : instr->called_computations()) {
             if (called.computation != nullptr) {
               Flatten(called.computation, async_context, depth + 1);
             }

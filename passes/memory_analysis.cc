@@ -26,7 +26,7 @@ using ir::Opcode;
 bool IsUnpartitioned(const ir::HloModule& module) {
   if (module.num_partitions <= 1 || module.is_scheduled || module.entry == nullptr) return false;
   for (const ir::HloInstruction* instr : module.entry->instructions) {
-    if (instr->sharding != nullptr) return true;
+    if (instr->sharding() != nullptr) return true;
   }
   return false;
 }
@@ -45,11 +45,11 @@ enum class BufferKind : uint8_t {
 };
 
 std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr) {
-  if (!instr.metadata.source_file.empty()) return instr.metadata.Source();
+  if (!instr.metadata().source_file.empty()) return instr.metadata().Source();
   std::string_view file;
   int64_t line = 0;
-  if (instr.metadata.stack_frame_id > 0 &&
-      module.stack_frames.Resolve(instr.metadata.stack_frame_id, file, line)) {
+  if (instr.metadata().stack_frame_id > 0 &&
+      module.stack_frames.Resolve(instr.metadata().stack_frame_id, file, line)) {
     std::string out(file);
     if (line > 0) out += ":" + std::to_string(line);
     return out;
@@ -230,7 +230,7 @@ class PeakMemoryBuilder {
         for (auto op = current->operands.rbegin(); op != current->operands.rend(); ++op) {
           if (!state.count(*op)) stack.push_back(*op);
         }
-        for (const HloInstruction* pred : current->control_predecessors) {
+        for (const HloInstruction* pred : current->control_predecessors()) {
           if (!state.count(pred)) stack.push_back(pred);
         }
       }
@@ -254,7 +254,7 @@ class PeakMemoryBuilder {
         if (instr->opcode == Opcode::kWhile) {
           callees = {instr->Called("body"), instr->Called("condition")};
         } else {
-          for (const ir::CalledComputation& called : instr->called_computations) {
+          for (const ir::CalledComputation& called : instr->called_computations()) {
             callees.push_back(called.computation);
           }
         }
@@ -671,9 +671,9 @@ class PeakMemoryBuilder {
     live.size_bytes = size;
     live.instruction = std::string(instr.name);
     live.index = ShapeIndexToString(df_.SlotIndex(value.slot));
-    live.opcode = std::string(instr.opcode_name);
+    live.opcode = std::string(instr.opcode_name());
     live.shape = df_.SlotShape(value.slot).ToString(/*print_layout=*/false);
-    live.op_name = ir::CUnescape(instr.metadata.op_name);
+    live.op_name = ir::CUnescape(instr.metadata().op_name);
     live.source = SourceOf(module_, instr);
     live.kind = kind;
     return live;
@@ -687,7 +687,7 @@ class PeakMemoryBuilder {
       result_.peak_time = tick_time_[static_cast<size_t>(peak_tick)];
       const HloInstruction* at = lr_.sequence()[static_cast<size_t>(result_.peak_time)];
       result_.peak_instruction = std::string(at->name);
-      result_.peak_opcode = std::string(at->opcode_name);
+      result_.peak_opcode = std::string(at->opcode_name());
       // The value holding each occupied space at the peak tick: the latest one started.
       std::map<int32_t, int32_t> holder;  // canonical interval -> interval
       const auto& intervals = recorder_.intervals();

@@ -144,8 +144,8 @@ DeviceMesh ModuleMesh(const ir::HloModule& module) {
   }
   if (module.entry != nullptr) {
     for (const ir::HloInstruction* param : module.entry->parameters) {
-      if (param == nullptr || !param->sharding) continue;
-      const ir::Sharding& s = *param->sharding;
+      if (param == nullptr || !param->sharding()) continue;
+      const ir::Sharding& s = *param->sharding();
       if (s.kind != ir::Sharding::Kind::kTiled || !s.uses_iota) continue;
       if (Product(s.iota.reshape_dims) != devices || s.iota.reshape_dims.size() < 2) continue;
       DeviceMesh mesh;

@@ -65,7 +65,7 @@ void ForEachNested(const HloComputation* computation,
   if (computation == nullptr || depth > 16) return;
   for (const HloInstruction* instr : computation->instructions) {
     visit(instr);
-    for (const ir::CalledComputation& called : instr->called_computations) {
+    for (const ir::CalledComputation& called : instr->called_computations()) {
       ForEachNested(called.computation, visit, depth + 1);
     }
   }
@@ -135,7 +135,7 @@ const ir::Shape* HashLaneShape(const HloComputation* computation) {
     }
     // The widest: a fused key derivation (fold_in) hashes scalars beside the bits.
     if (lane == nullptr || instr->shape.ElementCount() > lane->ElementCount()) {
-      lane = &instr->shape;
+      lane = &instr->shape.get();
     }
   });
   return lane;
@@ -182,7 +182,7 @@ std::string ThreefryFunctionKind(const HloComputation* computation) {
   bool loop = false;
   ForEachNested(computation, [&](const HloInstruction* instr) {
     custom_call |= instr->opcode == Opcode::kCustomCall &&
-                   instr->custom_call_target.find("threefry2x32") != std::string_view::npos;
+                   instr->custom_call_target().find("threefry2x32") != std::string_view::npos;
     loop |= instr->opcode == Opcode::kWhile;
   });
   if (custom_call) return "threefry-custom-call";
@@ -344,14 +344,14 @@ void RngSiteFinder::FindBackwardStarts() {
     const HloInstruction* start = nullptr;
     for (const HloInstruction* instr : computation->instructions) {
       position_[instr] = position++;
-      const std::string phase = RngPhase(instr->metadata.op_name);
+      const std::string phase = RngPhase(instr->metadata().op_name);
       bool reads_forward = false;
       for (const HloInstruction* operand : instr->operands) {
         reads_forward |= after_forward.count(operand) != 0;
       }
       if (phase == "forward" || reads_forward) after_forward.insert(instr);
       if (start == nullptr && phase == "backward" && reads_forward && site_of_.count(instr) == 0 &&
-          instr->metadata.op_name.find("rematted_computation") == std::string_view::npos) {
+          instr->metadata().op_name.find("rematted_computation") == std::string_view::npos) {
         start = instr;
       }
     }
@@ -370,8 +370,8 @@ bool RngSiteFinder::CrossesIntoBackward(const HloInstruction* member,
     const int64_t boundary = position_.at(start->second);
     return position_.at(member) < boundary && position_.at(user) >= boundary;
   }
-  return RngPhase(member->metadata.op_name) == "forward" &&
-         RngPhase(user->metadata.op_name) == "backward";
+  return RngPhase(member->metadata().op_name) == "forward" &&
+         RngPhase(user->metadata().op_name) == "backward";
 }
 
 // `context` is the op_name of the calls that reach the anchor's computation from the entry
@@ -385,8 +385,8 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
   work.site.kind = std::move(kind);
   std::string op_name = context;
-  if (!anchor->metadata.op_name.empty()) {
-    op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata.op_name);
+  if (!anchor->metadata().op_name.empty()) {
+    op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata().op_name);
   }
   work.site.op_name = ir::CUnescape(op_name);  // the scope below matches the text as written
   // A fused hash is named after the fusion's root (".../jit(_uniform)/add", or the consumer it
@@ -401,10 +401,10 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
     if (where == nullptr || !work.site.source.empty()) continue;
     std::string_view file;
     int64_t line = 0;
-    if (!where->metadata.source_file.empty()) {
-      work.site.source = where->metadata.Source();
-    } else if (where->metadata.stack_frame_id > 0 &&
-               module_.stack_frames.Resolve(where->metadata.stack_frame_id, file, line)) {
+    if (!where->metadata().source_file.empty()) {
+      work.site.source = where->metadata().Source();
+    } else if (where->metadata().stack_frame_id > 0 &&
+               module_.stack_frames.Resolve(where->metadata().stack_frame_id, file, line)) {
       const size_t slash = file.rfind('/');
       work.site.source =
           std::string(slash == std::string_view::npos ? file : file.substr(slash + 1)) + ":" +
@@ -498,7 +498,7 @@ void RngSiteFinder::FindAnchors() {
           instr->opcode != Opcode::kConditional) {
         continue;
       }
-      for (const ir::CalledComputation& called : instr->called_computations) {
+      for (const ir::CalledComputation& called : instr->called_computations()) {
         if (called.computation != nullptr && called.role != "condition") {
           callers_[called.computation].push_back(instr);
         }
@@ -520,10 +520,10 @@ void RngSiteFinder::FindAnchors() {
       std::string context;
       const HloInstruction* with_source = nullptr;
       for (const HloInstruction* call : chain) {
-        if (!call->metadata.op_name.empty()) {
-          context += (context.empty() ? "" : "/") + std::string(call->metadata.op_name);
+        if (!call->metadata().op_name.empty()) {
+          context += (context.empty() ? "" : "/") + std::string(call->metadata().op_name);
         }
-        if (!call->metadata.source_file.empty() || call->metadata.stack_frame_id > 0) {
+        if (!call->metadata().source_file.empty() || call->metadata().stack_frame_id > 0) {
           with_source = call;
         }
       }
@@ -548,7 +548,7 @@ void RngSiteFinder::FindAnchors() {
           break;
         }
         case Opcode::kCustomCall:
-          if (instr->custom_call_target.find("threefry2x32") != std::string_view::npos) {
+          if (instr->custom_call_target().find("threefry2x32") != std::string_view::npos) {
             add(instr, "threefry-custom-call");
           }
           break;
@@ -567,7 +567,7 @@ void RngSiteFinder::FindAnchors() {
           }
           if (callee != nullptr && StartsWith(callee->name, "rng") && instr->shape.IsTuple() &&
               instr->shape.tuple_shapes().size() == 2 &&
-              LastComponent(instr->metadata.op_name) == "rng_bit_generator") {
+              LastComponent(instr->metadata().op_name) == "rng_bit_generator") {
             add(instr, "rng-bit-generator");
           }
           break;
@@ -578,7 +578,7 @@ void RngSiteFinder::FindAnchors() {
           break;
         }
         default: {
-          const std::string_view op_name = instr->metadata.op_name;
+          const std::string_view op_name = instr->metadata().op_name;
           const size_t at = op_name.find("threefry2x32");
           if (at != std::string_view::npos && instr->opcode != Opcode::kWhile) {
             auto& group = unrolled[std::string(op_name.substr(0, at + 12))];
@@ -684,7 +684,7 @@ bool RngSiteFinder::RandomOnly(const HloInstruction* instr, int depth) {
     }
     default:
       if (instr->opcode == Opcode::kCustomCall &&
-          instr->custom_call_target.find("threefry") == std::string_view::npos) {
+          instr->custom_call_target().find("threefry") == std::string_view::npos) {
         result = false;
         break;
       }
@@ -713,7 +713,8 @@ std::string RngSiteFinder::CounterMode(const SiteWork& work) {
     if (instr->opcode == Opcode::kCollectivePermute || instr->opcode == Opcode::kAllGather) {
       exchanged = true;
     }
-    if (instr->metadata.op_name.find("iota_2x32_shape") != std::string_view::npos) u64_iota = true;
+    if (instr->metadata().op_name.find("iota_2x32_shape") != std::string_view::npos)
+      u64_iota = true;
     const auto look = [&](const HloInstruction* inner) {
       if (inner->opcode != Opcode::kIota) return;
       if (inner->shape.element_type() == PrimitiveType::kU64) {
@@ -846,7 +847,7 @@ void RngSiteFinder::CollectMembers() {
   for (const auto& [computation, indices] : by_computation) {
     for (const HloInstruction* instr : computation->instructions) {
       if (site_of_.count(instr) != 0) continue;
-      const std::string_view op_name = instr->metadata.op_name;
+      const std::string_view op_name = instr->metadata().op_name;
       int best = -1;
       size_t best_length = 0;
       for (const int s : indices) {
@@ -868,7 +869,7 @@ void RngSiteFinder::CollectMembers() {
         anchor->operands[0]->opcode == Opcode::kTuple) {
       site_of_.emplace(anchor->operands[0], static_cast<int>(s));
     }
-    for (const ir::CalledComputation& called : anchor->called_computations) {
+    for (const ir::CalledComputation& called : anchor->called_computations()) {
       if (called.computation == nullptr || called.computation->IsFusionComputation()) continue;
       ForEachNested(called.computation, [&](const HloInstruction* instr) {
         if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
@@ -901,8 +902,9 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     for (const HloInstruction* user : member->users) {
       if (work.members.count(user) != 0 || !user->shape.IsArray()) continue;
       if (!member->shape.IsArray() || member->shape.ElementCount() < 2) continue;
-      const ir::Shape* candidate =
-          member->shape.ElementCount() > user->shape.ElementCount() ? &user->shape : &member->shape;
+      const ir::Shape* candidate = member->shape.ElementCount() > user->shape.ElementCount()
+                                       ? &user->shape.get()
+                                       : &member->shape.get();
       if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
         tensor = candidate;
       }
@@ -915,7 +917,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
     tensor = &anchor->shape.tuple_shapes()[1];
   }
-  if (tensor == nullptr && anchor->shape.IsArray()) tensor = &anchor->shape;
+  if (tensor == nullptr && anchor->shape.IsArray()) tensor = &anchor->shape.get();
   if (tensor != nullptr) {
     site.shape = tensor->dims();
     site.local_elements = tensor->ElementCount();
@@ -976,7 +978,7 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       } else {
         what = work.site.draws.empty() ? "bits" : work.site.draws;
       }
-      what += " in " + std::string(user->name) + " (" + RngPhase(user->metadata.op_name) + ")";
+      what += " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) + ")";
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
   }
@@ -1007,8 +1009,8 @@ std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor
       }
     }
   }
-  if (instr->metadata.op_name.find("iota") != std::string_view::npos ||
-      instr->metadata.op_name.find("split") != std::string_view::npos) {
+  if (instr->metadata().op_name.find("iota") != std::string_view::npos ||
+      instr->metadata().op_name.find("split") != std::string_view::npos) {
     return "counters";
   }
   return "derived";
@@ -1062,9 +1064,9 @@ void RngSiteFinder::MeasureBuffers() {
     SiteWork& work = sites_[who.first];
     RngSiteBuffer out;
     out.value = dataflow.ValueName(value);
-    out.opcode = std::string(value.instruction->opcode_name);
+    out.opcode = std::string(value.instruction->opcode_name());
     out.shape = ShapeText(shape);
-    out.op_name = ir::CUnescape(value.instruction->metadata.op_name);
+    out.op_name = ir::CUnescape(value.instruction->metadata().op_name);
     if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
     out.bytes = shape.ByteSize();
     out.role = BufferRole(value.instruction, work.anchor);

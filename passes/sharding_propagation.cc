@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <unordered_map>
 
 #include "ir/c_unescape.h"
@@ -327,12 +328,12 @@ class Walker {
       const HloInstruction* param = entry->parameters[i];
       if (param == nullptr) continue;
       args[i].sharding = ValueSharding::Replicated(param->shape);
-      if (param->sharding) {
-        args[i].sharding = FromHloSharding(*param->sharding, param->shape, result_.mesh);
+      if (param->sharding()) {
+        args[i].sharding = FromHloSharding(*param->sharding(), param->shape, result_.mesh);
       }
     }
     for (const HloInstruction* instr : entry->instructions) {
-      const std::string_view name = instr->metadata.op_name;
+      const std::string_view name = instr->metadata().op_name;
       const size_t slash = name.find('/');
       if (slash != std::string_view::npos) {
         top_component_ = std::string(name.substr(0, slash + 1));
@@ -388,18 +389,18 @@ class Walker {
   // XLA's inliner prefixes the call's. Names that start with the entry's own first component
   // ("jit(train_step)/...") are already whole.
   std::string OpName(const HloInstruction& instr, const Frame& frame) const {
-    const std::string own = ir::CUnescape(instr.metadata.op_name);
+    const std::string own = ir::CUnescape(instr.metadata().op_name);
     const bool whole = !top_component_.empty() && own.rfind(top_component_, 0) == 0;
     if (frame.op_name.empty() || whole) return own;
     return own.empty() ? frame.op_name : frame.op_name + "/" + own;
   }
 
   std::string Source(const HloInstruction& instr, const Frame& frame) const {
-    std::string source = instr.metadata.Source();
-    if (source.empty() && instr.metadata.stack_frame_id != 0) {
+    std::string source = instr.metadata().Source();
+    if (source.empty() && instr.metadata().stack_frame_id != 0) {
       std::string_view file;
       int64_t line = 0;
-      if (module_.stack_frames.Resolve(instr.metadata.stack_frame_id, file, line)) {
+      if (module_.stack_frames.Resolve(instr.metadata().stack_frame_id, file, line)) {
         source = std::string(file) + ":" + std::to_string(line);
       }
     }
@@ -430,7 +431,7 @@ class Walker {
 
   // Partial sums and reshards of a rule, on an array result.
   ArraySharding Apply(const RuleOutcome& outcome, const HloInstruction& instr,
-                      const std::vector<HloInstruction*>& operands, const std::string& rule,
+                      std::span<HloInstruction* const> operands, const std::string& rule,
                       Bits& deps, const Frame& frame) {
     const Bits before = deps;
     for (const Reshard& r : outcome.reshards) {
@@ -529,9 +530,9 @@ class Walker {
         }
         case Opcode::kCall:
         case Opcode::kFusion: {
-          const HloComputation* callee = instr.called_computations.empty()
+          const HloComputation* callee = instr.called_computations().empty()
                                              ? nullptr
-                                             : instr.called_computations[0].computation;
+                                             : instr.called_computations()[0].computation;
           if (callee == nullptr) {
             out.sharding = ValueSharding::All(instr.shape, ArraySharding::Kind::kUnknown);
             break;
@@ -626,7 +627,7 @@ class Walker {
             }
           }
           single(Apply(CutRule(array(0), cut), instr, instr.operands,
-                       std::string(instr.opcode_name), out.deps, frame));
+                       std::string(instr.opcode_name()), out.deps, frame));
           break;
         }
         case Opcode::kDynamicUpdateSlice:
@@ -690,9 +691,9 @@ class Walker {
     }
 
     // An instruction's own sharding is a constraint (the entry parameters are the sources).
-    if (instr.sharding && instr.opcode != Opcode::kParameter &&
+    if (instr.sharding() && instr.opcode != Opcode::kParameter &&
         !AnyLeaf(out.sharding, ArraySharding::Kind::kManual)) {
-      Constrain(instr, FromHloSharding(*instr.sharding, instr.shape, mesh), out, frame,
+      Constrain(instr, FromHloSharding(*instr.sharding(), instr.shape, mesh), out, frame,
                 "constraint");
     }
     if (AnyLeaf(out.sharding, ArraySharding::Kind::kUnknown)) ++result_.unknown_instructions;
@@ -702,7 +703,7 @@ class Walker {
 
   // True for a call, loop or conditional once the walk has used its instruction budget.
   bool OverBudget(const HloInstruction& instr) {
-    if (instr.called_computations.empty() ||
+    if (instr.called_computations().empty() ||
         result_.instructions_walked <= options_.max_instructions_walked) {
       return false;
     }
@@ -752,7 +753,7 @@ class Walker {
 
   void VisitCustomCall(const HloInstruction& instr, const std::vector<const ValueState*>& ops,
                        ValueState& out, const Frame& frame) {
-    const std::string_view target = instr.custom_call_target;
+    const std::string_view target = instr.custom_call_target();
     if (target == "xla.sdy.GlobalToLocalShape") {
       // The operands must have the shard_map's in_shardings; inside, values are manual.
       const auto in =
@@ -868,8 +869,8 @@ class Walker {
   void VisitConditional(const HloInstruction& instr, const std::vector<const ValueState*>& ops,
                         ValueState& out, const Frame& inner) {
     bool first = true;
-    for (size_t b = 0; b < instr.called_computations.size(); ++b) {
-      const HloComputation* branch = instr.called_computations[b].computation;
+    for (size_t b = 0; b < instr.called_computations().size(); ++b) {
+      const HloComputation* branch = instr.called_computations()[b].computation;
       if (branch == nullptr) continue;
       std::vector<ValueState> args;
       if (b + 1 < ops.size()) args.push_back(*ops[b + 1]);

@@ -116,9 +116,9 @@ ShardingSizes ShardingSizes::Compute(const DataflowAnalysis& dataflow,
         if (!shape.IsArray() || fixed[static_cast<size_t>(slot)]) continue;
         const ShapeIndex index = dataflow.SlotIndex(slot);
         std::vector<int64_t> tiles;
-        if (instr->sharding != nullptr) {
+        if (instr->sharding() != nullptr) {
           fixed[static_cast<size_t>(slot)] = true;
-          const Sharding* sharding = instr->sharding.get();
+          const Sharding* sharding = instr->sharding();
           if (sharding->IsTuple()) {
             const int64_t ordinal = LeafOrdinal(instr->shape, index);
             sharding = ordinal >= 0 && static_cast<size_t>(ordinal) < sharding->tuple.size()
@@ -153,7 +153,8 @@ ShardingSizes ShardingSizes::Compute(const DataflowAnalysis& dataflow,
           for (const HloInstruction* operand : instr->operands) {
             if (!operand->shape.IsArray()) continue;
             const std::vector<int64_t>& operand_tiles = at(operand, {});
-            if (!operand_tiles.empty()) operands.emplace_back(&operand->shape, &operand_tiles);
+            if (!operand_tiles.empty())
+              operands.emplace_back(&operand->shape.get(), &operand_tiles);
           }
           tiles = TilesFromOperands(shape, operands, max_tiles);
         }
@@ -177,7 +178,7 @@ ShardingSizes ShardingSizes::Compute(const DataflowAnalysis& dataflow,
       for (const HloInstruction* user : instr->users) {
         if (!user->shape.IsArray()) continue;
         const std::vector<int64_t>& user_tiles = at(user, {});
-        if (!user_tiles.empty()) users.emplace_back(&user->shape, &user_tiles);
+        if (!user_tiles.empty()) users.emplace_back(&user->shape.get(), &user_tiles);
       }
       sizes.tiles_[static_cast<size_t>(slot)] = TilesFromOperands(instr->shape, users, max_tiles);
     }

@@ -34,7 +34,7 @@ StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
   for (const HloComputation* computation : module.computations) {
     for (const HloInstruction* instr : computation->instructions) {
       if (instr->opcode == Opcode::kAsyncStart) {
-        for (const auto& called : instr->called_computations)
+        for (const auto& called : instr->called_computations())
           async_wrapped.insert(called.computation);
       }
     }
@@ -43,9 +43,9 @@ StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
     const bool wrapped = async_wrapped.count(computation) > 0;
     for (const HloInstruction* instr : computation->instructions) {
       ++stats.instruction_count;
-      ++stats.instructions_by_opcode[std::string(instr->opcode_name)];
+      ++stats.instructions_by_opcode[std::string(instr->opcode_name())];
       if (instr->opcode == Opcode::kCustomCall) {
-        ++stats.custom_call_targets[std::string(instr->custom_call_target)];
+        ++stats.custom_call_targets[std::string(instr->custom_call_target())];
       }
       if (wrapped) continue;
       const std::string kind = CollectiveStarted(*instr);
