@@ -36,9 +36,13 @@ else
   # The JAX RNG answer tables (testdata/rng_tables) are part of the oracle too.
   "$here/check_rng_tables.sh" || rc=1
   # And the CUDA lowerings (testdata/gpu_lowered), printed by XLA without a GPU.
-  "$py" "$here/gen_gpu_lowered.py" --out "$tmp/gpu_lowered"
-  diff -r "$repo/testdata/gpu_lowered" "$tmp/gpu_lowered" >/dev/null || {
-    echo "check_oracle: testdata/gpu_lowered differs from tools/gen_gpu_lowered.py's output" >&2
+  # (compared as one "program" so that the checkout's path in the stack frames is normalized)
+  mkdir -p "$tmp/gl_committed" "$tmp/gl_new"
+  ln -s "$repo/testdata/gpu_lowered" "$tmp/gl_committed/gpu_lowered"
+  "$py" "$here/gen_gpu_lowered.py" --out "$tmp/gl_new/gpu_lowered"
+  "$py" "$here/oracle_compare.py" "$tmp/gl_committed" "$tmp/gl_new" || {
+    echo "check_oracle: testdata/gpu_lowered differs from tools/gen_gpu_lowered.py's output" \
+      "(regenerate: .venv/bin/python tools/gen_gpu_lowered.py)" >&2
     rc=1
   }
 fi
