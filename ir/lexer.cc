@@ -272,7 +272,7 @@ Lexer::Skipped Lexer::SkipQuotedOrComment() {
   return Skipped::kNothing;
 }
 
-std::string_view Lexer::ScanRawValue() {
+std::string_view Lexer::ScanRawValue(bool stop_at_body) {
   UnreadPeek();  // raw scanning starts at the character level
   const size_t n = text_.size();
   while (pos_ < n && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
@@ -288,6 +288,10 @@ std::string_view Lexer::ScanRawValue() {
     const Skipped skipped = SkipQuotedOrComment();
     if (skipped == Skipped::kUnterminated) break;
     if (skipped == Skipped::kSkipped) continue;
+    if (stop_at_body && depth == 0 && c == '{' && pos_ > start &&
+        (text_[pos_ - 1] == ' ' || text_[pos_ - 1] == '\t')) {
+      break;
+    }
     if (c == '{' || c == '[' || c == '(') {
       ++depth;
     } else if (c == '}' || c == ']' || c == ')') {

@@ -79,7 +79,11 @@ class Lexer {
   // or the end of a bracketed group that closes one we did not open, or an unterminated string or
   // comment. Leading blanks are skipped; strings and comments are stepped over whole, as the
   // tokenizer sees them.
-  std::string_view ScanRawValue();
+  //
+  // With `stop_at_body`, a '{' outside brackets that follows a blank also ends the value: the
+  // body of a computation whose header ends with an attribute (`%c (...) -> f32[], a=x {`), as
+  // the printer writes it, must not be read as part of the value.
+  std::string_view ScanRawValue(bool stop_at_body = false);
   // Skips to the ')' that closes an already consumed '(' (constant payloads) and returns the text
   // between, stepping over strings and comments. Returns false on an unbalanced input or an
   // unterminated string or comment.

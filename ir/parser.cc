@@ -211,7 +211,7 @@ class HloParser {
     while (reader_.Accept(TokenKind::kComma)) {
       Token attr = reader_.Expect(TokenKind::kName, "a computation attribute");
       reader_.Expect(TokenKind::kEqual);
-      std::string_view value = lexer_.ScanRawValue();
+      std::string_view value = lexer_.ScanRawValue(/*stop_at_body=*/true);
       computation->attributes.push_back({attr.text, value});
     }
     reader_.Expect(TokenKind::kLbrace, "'{' starting the computation body");
