@@ -131,6 +131,20 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
   return m;
 }
 
+nlohmann::ordered_json FiguresToJson(const ModuleFigures& m) {
+  nlohmann::ordered_json j;
+  j["peak_bytes"] = m.peak_bytes;
+  j["temp_bytes"] = m.temp_bytes;
+  j["argument_bytes"] = m.argument_bytes;
+  j["output_bytes"] = m.output_bytes;
+  j["alias_bytes"] = m.alias_bytes;
+  j["wire_bytes_per_device"] = m.wire_bytes_per_device;
+  j["wire_by_kind"] = nlohmann::ordered_json::object();
+  for (const auto& [kind, bytes] : m.wire_by_kind) j["wire_by_kind"][kind] = bytes;
+  j["rng_materialized_bytes"] = m.rng_materialized_bytes;
+  return j;
+}
+
 nlohmann::ordered_json BaselineToJson(const std::vector<ModuleFigures>& modules) {
   nlohmann::ordered_json out;
   out["schema_version"] = kBaselineSchemaVersion;
@@ -141,15 +155,8 @@ nlohmann::ordered_json BaselineToJson(const std::vector<ModuleFigures>& modules)
     j["name"] = m.name;
     j["file"] = m.file;
     j["stage"] = m.stage;
-    j["peak_bytes"] = m.peak_bytes;
-    j["temp_bytes"] = m.temp_bytes;
-    j["argument_bytes"] = m.argument_bytes;
-    j["output_bytes"] = m.output_bytes;
-    j["alias_bytes"] = m.alias_bytes;
-    j["wire_bytes_per_device"] = m.wire_bytes_per_device;
-    j["wire_by_kind"] = nlohmann::ordered_json::object();
-    for (const auto& [kind, bytes] : m.wire_by_kind) j["wire_by_kind"][kind] = bytes;
-    j["rng_materialized_bytes"] = m.rng_materialized_bytes;
+    const nlohmann::ordered_json figures = FiguresToJson(m);
+    for (auto it = figures.begin(); it != figures.end(); ++it) j[it.key()] = it.value();
     nlohmann::ordered_json findings = nlohmann::ordered_json::array();
     for (const CheckFinding& f : m.findings) {
       findings.push_back(

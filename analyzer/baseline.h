@@ -58,6 +58,11 @@ struct ModuleFigures {
   std::vector<CheckFinding> findings;
 };
 
+// The figures of a module as the baseline file and `check --format json` write them: peak_bytes,
+// temp_bytes, argument/output/alias_bytes, wire_bytes_per_device, wire_by_kind,
+// rng_materialized_bytes (no identity, no findings).
+nlohmann::ordered_json FiguresToJson(const ModuleFigures& figures);
+
 ModuleFigures FiguresFromReport(const ModuleReport& report);
 
 // Current version of the baseline file's layout.

@@ -12,20 +12,6 @@ nlohmann::ordered_json OptionalJson(const std::optional<int64_t>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
 }
 
-nlohmann::ordered_json FiguresJson(const ModuleFigures& m) {
-  nlohmann::ordered_json j;
-  j["peak_bytes"] = m.peak_bytes;
-  j["temp_bytes"] = m.temp_bytes;
-  j["argument_bytes"] = m.argument_bytes;
-  j["output_bytes"] = m.output_bytes;
-  j["alias_bytes"] = m.alias_bytes;
-  j["wire_bytes_per_device"] = m.wire_bytes_per_device;
-  j["wire_by_kind"] = nlohmann::ordered_json::object();
-  for (const auto& [kind, bytes] : m.wire_by_kind) j["wire_by_kind"][kind] = bytes;
-  j["rng_materialized_bytes"] = m.rng_materialized_bytes;
-  return j;
-}
-
 nlohmann::ordered_json RowJson(const CheckRow& row) {
   nlohmann::ordered_json j;
   j["metric"] = row.metric;
@@ -100,7 +86,7 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
     check["baseline"] = BaselineMatchName(m.match);
     check["passed"] = m.Passed();
     check["figures"] =
-        m.match == BaselineMatch::kMissing ? nlohmann::ordered_json() : FiguresJson(m.figures);
+        m.match == BaselineMatch::kMissing ? nlohmann::ordered_json() : FiguresToJson(m.figures);
     check["checks"] = nlohmann::ordered_json::array();
     for (const CheckRow& row : m.rows) check["checks"].push_back(RowJson(row));
     check["findings"] = nlohmann::ordered_json::array();

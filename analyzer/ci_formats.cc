@@ -7,7 +7,6 @@
 
 #include "analyzer/check_view.h"
 #include "analyzer/html_escape.h"
-#include "analyzer/html_escape.h"
 
 namespace spmdsim::analyzer {
 namespace {

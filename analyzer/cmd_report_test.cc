@@ -3,10 +3,8 @@
 // escapes whatever a dump holds, and the --trace file is well-formed trace-event JSON whose
 // collective slices and memory counter come from the same analyses.
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -19,30 +17,17 @@
 #include <vector>
 
 #include "analyzer/input_loader.h"
+#include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunOutput {
-  std::string out;
-  int exit_code = -1;
-};
+using test::RunOutput;
 
-RunOutput Run(const std::string& args) {
-  RunOutput result;
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 65536> buffer{};
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+// spmdsim's stdout and exit code for `args` (analyzer/test_support.h).
+RunOutput Run(const std::string& args) { return test::RunSpmdsim(args); }
 
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
