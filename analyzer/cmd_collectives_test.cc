@@ -70,7 +70,7 @@ TEST_CASE("every topology preset loads; files and bad names") {
 
 const std::string kMeshBefore = std::string(SPMDSIM_TESTDATA_DIR) +
                                 "/dumps/mesh4x2_replicated_remat/"
-                                "module_0000.jit_train_step.before_optimizations.txt";
+                                "module_0000.jit_train_step.before_optimizations.txt.gz";
 
 TEST_CASE("spmdsim collectives on a before_optimizations dump: prediction beside XLA's") {
   const RunOutput run = RunSpmdsim("collectives " + kMeshBefore + " --format json");

@@ -29,11 +29,19 @@ struct InputOptions {
 void AddInputOptions(CLI::App& command, InputOptions& options);
 
 // Loads every input; on failure prints the message to stderr and returns its exit code.
+// A file that could not be read or parsed while others loaded is reported, and the command goes
+// on; `deferred_exit_code` is then that file's exit code (3 for a parse error), which main()
+// returns at the end unless the command's own is worse.
 struct LoadedOrExit {
   std::vector<ModuleInput> modules;
   int exit_code = kExitOk;
+  int deferred_exit_code = kExitOk;
 };
 LoadedOrExit LoadAllInputs(const InputOptions& options);
+
+// The exit code of inputs skipped by LoadAllInputs so far in this process (0 if none): main()
+// combines it with the command's own, so that every command ends with 3 after a parse error.
+int DeferredLoadExitCode();
 
 void RegisterStatsCommand(CLI::App& app, RunFn& run);
 void RegisterCollectivesCommand(CLI::App& app, RunFn& run);

@@ -84,6 +84,57 @@ std::optional<LoadFailure> ParseInto(const std::string& path, std::string text,
   return std::nullopt;
 }
 
+// Where a file of a dump directory comes in the order XLA wrote the modules of one process:
+// by folder, then by module (its lowest "module_NNNN" number among the files of that module
+// name: XLA:TPU numbers a module's before- and after-optimizations dumps apart), then the
+// after-optimizations form first, then the name.
+struct DumpOrder {
+  std::string folder;
+  uint64_t module_number;
+  int stage_rank;
+  std::string name;
+  auto operator<=>(const DumpOrder&) const = default;
+};
+
+// "module_0042.jit_step.cpu_after_optimizations.txt" -> 42 and "jit_step"; nullopt otherwise.
+std::optional<std::pair<uint64_t, std::string>> ModuleNumberAndName(const std::string& name) {
+  constexpr std::string_view kPrefix = "module_";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  size_t i = kPrefix.size();
+  uint64_t number = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && number < (uint64_t{1} << 60)) {
+    number = number * 10 + static_cast<uint64_t>(name[i++] - '0');
+  }
+  if (i == kPrefix.size() || i >= name.size() || name[i] != '.') return std::nullopt;
+  const size_t dot = name.find('.', i + 1);
+  return std::make_pair(number, name.substr(i + 1, dot == std::string::npos ? dot : dot - i - 1));
+}
+
+void SortInDumpOrder(std::vector<fs::path>& files) {
+  std::map<std::pair<std::string, std::string>, uint64_t> first_number;  // (folder, module name)
+  for (const fs::path& file : files) {
+    if (auto id = ModuleNumberAndName(file.filename().string())) {
+      auto [it, added] =
+          first_number.emplace(std::make_pair(file.parent_path().string(), id->second), id->first);
+      if (!added) it->second = std::min(it->second, id->first);
+    }
+  }
+  const auto key = [&](const fs::path& file) {
+    const std::string name = file.filename().string();
+    const std::string folder = file.parent_path().string();
+    uint64_t number = UINT64_MAX;
+    if (auto id = ModuleNumberAndName(name)) number = first_number[{folder, id->second}];
+    const std::string stage = StageFromName(name);
+    const int rank = stage == "after_optimizations" ? 0 : stage == "before_optimizations" ? 1 : 2;
+    return DumpOrder{folder, number, rank, name};
+  };
+  std::vector<std::pair<DumpOrder, fs::path>> keyed;
+  keyed.reserve(files.size());
+  for (const fs::path& file : files) keyed.emplace_back(key(file), file);
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < files.size(); ++i) files[i] = std::move(keyed[i].second);
+}
+
 LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
   LoadOutcome outcome;
   std::vector<fs::path> files;
@@ -97,10 +148,11 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
         LoadFailure{kExitUsage, dir.string() + ": error: cannot list directory: " + ec.message()};
     return outcome;
   }
-  std::sort(files.begin(), files.end());  // deterministic order
+  SortInDumpOrder(files);  // deterministic, in the order XLA wrote the modules
   // Companions by (directory, stem).
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> companions;
   std::map<std::string, std::string> memory_analysis_by_dir;
+  std::map<std::pair<std::string, std::string>, std::string> memory_analysis_by_name;
   int skipped = 0;
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
@@ -113,21 +165,27 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
       memory_analysis_by_dir[parent] = file.string();
       continue;
     }
+    // tools/gen_dumps.py names it after the function when one process compiled several.
+    if (constexpr std::string_view kNamed = ".memory_analysis.json"; name.ends_with(kNamed)) {
+      memory_analysis_by_name[{parent, name.substr(0, name.size() - kNamed.size())}] =
+          file.string();
+      continue;
+    }
     if (name.ends_with(".json")) continue;  // sidecar data (cost analysis, program parameters)
     std::string error;
     Progress::Get().Update("reading " + name);
     auto text = ReadFileContents(file.string(), error);
     if (!text) {
-      outcome.failure = LoadFailure{kExitUsage, error};
-      return outcome;
+      outcome.skipped_files.push_back(LoadFailure{kExitUsage, error});
+      continue;
     }
     if (!ir::LooksLikeHloText(*text)) {
       ++skipped;
       continue;
     }
+    // One module that cannot be parsed never hides the others.
     if (auto failure = ParseInto(file.string(), std::move(*text), options, outcome.inputs)) {
-      outcome.failure = failure;
-      return outcome;
+      outcome.skipped_files.push_back(*failure);
     }
   }
   for (ModuleInput& input : outcome.inputs.modules) {
@@ -158,11 +216,22 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
     }
     if (count == 1) only->memory_analysis_path = json_path;
   }
+  for (ModuleInput& input : outcome.inputs.modules) {
+    const fs::path file(input.path);
+    const auto id = ModuleNumberAndName(file.filename().string());
+    if (!id || input.stage != "after_optimizations") continue;
+    auto it = memory_analysis_by_name.find({file.parent_path().string(), id->second});
+    if (it != memory_analysis_by_name.end()) input.memory_analysis_path = it->second;
+  }
   if (skipped > 0) {
     outcome.inputs.notes.push_back("skipped " + std::to_string(skipped) +
                                    " file(s) that are not HLO text");
   }
-  if (outcome.inputs.modules.empty()) {
+  if (outcome.inputs.modules.empty() && !outcome.skipped_files.empty()) {
+    // Nothing loaded: the first file's error decides the exit code, every error is printed.
+    outcome.failure = outcome.skipped_files.front();
+    outcome.skipped_files.erase(outcome.skipped_files.begin());
+  } else if (outcome.inputs.modules.empty()) {
     outcome.failure =
         LoadFailure{kExitUsage, dir.string() + ": error: no HLO module found in this directory" +
                                     (options.module_filter.empty()

@@ -48,10 +48,13 @@ struct LoadOptions {
   std::string module_filter;
 };
 
-// Loads a file or directory. On failure returns LoadFailure (never throws).
+// Loads a file or directory. On failure returns LoadFailure (never throws). In a directory a
+// module file that cannot be parsed does not stop the others: its located error goes into
+// `skipped_files`, the rest are loaded, and `failure` is set only when no module loaded.
 struct LoadOutcome {
   LoadedInputs inputs;
   std::optional<LoadFailure> failure;
+  std::vector<LoadFailure> skipped_files;
 };
 LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options = {});
 

@@ -25,7 +25,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
-  if (run) return run();
+  // A skipped input (a module that does not parse) ends the run with its code, after the rest.
+  const auto finish = [](int status) {
+    const int deferred = DeferredLoadExitCode();
+    return status == kExitUsage || deferred == kExitOk ? status : std::max(status, deferred);
+  };
+  if (run) return finish(run());
   // No subcommand: the demo. Memory and collectives of the real dump compiled into the binary.
   int status = kExitOk;
   for (const char* name : {"analyze", "collectives"}) {
@@ -35,5 +40,5 @@ int main(int argc, char** argv) {
     if (status == kExitOk) std::cout << (name[0] == 'a' ? "" : "\n");
     status = std::max(status, run());
   }
-  return status;
+  return finish(status);
 }

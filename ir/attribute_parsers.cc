@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "ir/checked_math.h"
+#include "ir/named_sharding.h"
 
 namespace spmdsim::ir {
 namespace {
@@ -150,6 +151,10 @@ SubgroupType ParseSubgroupType(TokenReader& reader) {
 }
 
 void ParseShardingBody(TokenReader& reader, Sharding& s) {
+  if (reader.PeekIsName("mesh") || reader.PeekIsName("maximal_mesh")) {
+    ParseNamedShardingBody(reader, s);
+    return;
+  }
   bool has_kind = false;
   Token t;
   // A second kind would leave the first one's fields (tile dims, device) behind, unprinted.

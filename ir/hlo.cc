@@ -31,7 +31,7 @@ const std::vector<HloInstruction*> HloInstruction::kNoInstructions;
 const std::vector<CalledComputation> HloInstruction::kNoCalledComputations;
 
 std::string_view HloInstruction::opcode_name() const {
-  if (opcode == Opcode::kUnknown && extras_) return extras_->unknown_opcode_name;
+  if (extras_ && !extras_->written_opcode_name.empty()) return extras_->written_opcode_name;
   return OpcodeName(opcode);
 }
 

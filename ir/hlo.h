@@ -57,7 +57,9 @@ struct CalledComputation {
 // The fields few instructions have, kept apart so the others do not pay for them (see the layout
 // note on HloInstruction).
 struct InstructionExtras {
-  std::string_view unknown_opcode_name;  // as written, when the opcode is kUnknown
+  // The opcode as written when the table's spelling is not it: an unknown opcode, or XLA's
+  // async syntax sugar ("all-to-all-start" for an async-start wrapping an all-to-all).
+  std::string_view written_opcode_name;
   std::vector<HloInstruction*> control_predecessors;
   std::vector<CalledComputation> called_computations;
   std::unique_ptr<Sharding> sharding;
@@ -97,6 +99,10 @@ class HloInstruction {
   int32_t tuple_index = -1;       // get-tuple-element index=
   Opcode opcode = Opcode::kUnknown;
   bool is_root = false;
+  // A get-tuple-element the text wrote as a compact operand, "%t#3" (XLA's
+  // --xla_dump_compact_gte): the parser makes it, named "t#3", just before its first user, so
+  // analyses see one form. The printer writes it back as the operand it was.
+  bool implicit = false;
 
   // The opcode as written (the only record of an unknown opcode).
   std::string_view opcode_name() const;
@@ -167,6 +173,9 @@ class HloComputation {
   std::vector<HloInstruction*> callers;  // instructions that call this computation
   HloModule* parent = nullptr;
   size_t offset = 0;
+  // Made by the parser for XLA's async syntax sugar ("X-start(...)" with no calls=): the
+  // computation that async-start wraps, holding X. Not printed.
+  bool implicit = false;
 
   bool IsFusionComputation() const;
 };

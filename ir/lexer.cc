@@ -182,6 +182,7 @@ Token Lexer::Lex() {
     case '%': {
       size_t p = pos_ + 1;
       while (p < n && kIdentChar[static_cast<unsigned char>(text_[p])]) ++p;
+      if (p > pos_ + 1) p = SkipTupleIndexSuffix(p);
       pos_ = p;
       if (pos_ == start + 1) {
         tok.kind = TokenKind::kError;
@@ -228,6 +229,7 @@ Token Lexer::Lex() {
     pos_ = p;
     // A '-' may not end a name ("a->b" lexes as a, ->, b).
     while (pos_ > start + 1 && text_[pos_ - 1] == '-') --pos_;
+    if (pos_ == p) pos_ = SkipTupleIndexSuffix(pos_);
     tok.kind = TokenKind::kName;
     tok.text = text_.substr(start, pos_ - start);
     if (tok.text == "inf" || tok.text == "nan") tok.kind = TokenKind::kNumber;
@@ -329,6 +331,17 @@ bool Lexer::SkipBalancedParen(std::string_view& inside) {
     ++pos_;
   }
   return false;
+}
+
+// Compact get-tuple-element operands (XLA's --xla_dump_compact_gte, on by default since 2025):
+// "%t#3" is element 3 of tuple %t, "%t#3#1" element 1 of that. The suffix belongs to the name.
+size_t Lexer::SkipTupleIndexSuffix(size_t p) const {
+  const size_t n = text_.size();
+  while (p + 1 < n && text_[p] == '#' && IsDigit(text_[p + 1])) {
+    p += 2;
+    while (p < n && IsDigit(text_[p])) ++p;
+  }
+  return p;
 }
 
 char Lexer::CharAfterPeek() {

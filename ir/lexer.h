@@ -26,8 +26,10 @@ enum class TokenKind : uint8_t {
   kLeq,       // <=
   kQuestion,  // ?   (unbounded dynamic dimension)
   kStar,      // *   (combined tile dimension)
-  kName,      // [a-zA-Z_][a-zA-Z0-9_.\-]*   identifiers, opcodes, keywords, element types
-  kPercent,   // %[a-zA-Z0-9_.\-]+           instruction or computation name; text excludes '%'
+  kName,      // [a-zA-Z_][a-zA-Z0-9_.\-]*(#[0-9]+)*   identifiers, opcodes, keywords, types
+  kPercent,   // %[a-zA-Z0-9_.\-]+(#[0-9]+)*           instruction or computation name; text
+              //                                        excludes '%'. A '#N' suffix is a compact
+              //                                        tuple operand (element N of the tuple).
   kInt,       // [-+]?[0-9]+
   kNumber,    // other numeric literals: -?[0-9]+(.[0-9]*)?([eE][+-]?[0-9]+)?, 0x1p-3, inf, nan
   kString,    // "([^"\\]|\\.)*" or '...' (mesh axis names); text excludes the quotes
@@ -103,6 +105,8 @@ class Lexer {
   // Moves back before a peeked token so character-level scanning starts at the right place.
   void UnreadPeek();
   Token Lex();
+  // The end of a "#N#M..." tuple-index suffix that starts at p (p itself when there is none).
+  size_t SkipTupleIndexSuffix(size_t p) const;
 
   std::string_view text_;
   size_t base_;

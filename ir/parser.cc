@@ -1,6 +1,7 @@
 #include "ir/parser.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ir/attribute_parsers.h"
 #include "ir/lexer.h"
@@ -54,11 +55,12 @@ class HloParser {
     ParseStackFrameIndex(module->stack_frames);
     computations_by_name_.Clear();
     shapes_by_text_.Clear();
+    element_shapes_.clear();
     metadata_by_text_.Clear();
     pending_calls_.clear();
-    int64_t next_id = 0;
+    next_id_ = 0;
     while (!reader_.PeekIs(TokenKind::kEof) && !reader_.PeekIsName("HloModule")) {
-      ParseComputation(*module, next_id);
+      ParseComputation(*module);
     }
     if (module->computations.empty()) reader_.Fail(reader_.Peek(), "module has no computations");
     ResolveCalls();
@@ -181,7 +183,7 @@ class HloParser {
 
   // computation ::= ['ENTRY'] name [param_list '->' shape] (',' attribute)* '{' instruction* '}'
   // param_list  ::= '(' [name ':' shape (',' name ':' shape)*] ')'
-  void ParseComputation(HloModule& module, int64_t& next_id) {
+  void ParseComputation(HloModule& module) {
     HloComputation* computation = module.NewComputation();
     const bool is_entry = reader_.PeekIsName("ENTRY");
     if (is_entry) reader_.Next();
@@ -223,6 +225,7 @@ class HloParser {
     instructions_by_name_.Clear();
     pending_refs_.clear();
     pending_parameters_.clear();
+    compact_elements_.clear();
     while (!reader_.Accept(TokenKind::kRbrace)) {
       // The start of another computation or module cannot be an instruction: a '}' is missing.
       if (reader_.PeekIs(TokenKind::kEof) || reader_.PeekIsName("ENTRY") ||
@@ -230,12 +233,14 @@ class HloParser {
         reader_.FailExpected("'}' closing computation '" + std::string(name.text) + "'",
                              reader_.Peek());
       }
-      ParseInstruction(*computation, next_id);
+      ParseInstruction(*computation);
     }
     if (computation->instructions.empty()) reader_.Fail(name, "computation has no instructions");
     computation->instructions.shrink_to_fit();
     ResolveParameters(*computation);
     ResolveOperands(*computation);
+    ResolveCompactElementShapes();
+    DesugarAsyncOps(module, *computation);
     if (computation->root == nullptr) {
       computation->root = computation->instructions.back();  // as XLA does
     }
@@ -244,11 +249,9 @@ class HloParser {
 
   // instruction ::= ['ROOT'] name '=' shape opcode '(' [operand (',' operand)*] ')'
   //                 (',' attribute)*
-  void ParseInstruction(HloComputation& computation, int64_t& next_id) {
+  void ParseInstruction(HloComputation& computation) {
     HloInstruction* instr = module_->NewInstruction();
     instr->parent = &computation;
-    if (next_id == INT32_MAX) reader_.Fail(reader_.Peek(), "too many instructions in the module");
-    instr->id = static_cast<int32_t>(next_id++);
     Token name = reader_.Next();
     if (name.kind == TokenKind::kName && name.text == "ROOT") {
       instr->is_root = true;
@@ -260,6 +263,11 @@ class HloParser {
       reader_.FailExpected("an instruction name", name);
     }
     instr->name = name.text;
+    if (name.text.find('#') != std::string_view::npos) {
+      reader_.Fail(name,
+                   "an instruction name cannot contain '#' (\"%t#3\" is an operand: "
+                   "element 3 of tuple %t)");
+    }
     if (!instructions_by_name_.Insert(name.text, instr)) {
       reader_.Fail(name, "redefinition of '" + std::string(name.text) + "'");
     }
@@ -267,8 +275,9 @@ class HloParser {
     instr->shape = ShapeRef(ParseInternedShape());
     const Token opcode = reader_.Expect(TokenKind::kName, "an opcode");
     instr->opcode = OpcodeFromName(opcode.text);
+    if (instr->opcode == Opcode::kUnknown) SugaredAsyncOpcode(*instr, opcode.text);
     if (instr->opcode == Opcode::kUnknown) {
-      instr->mutable_extras().unknown_opcode_name = opcode.text;
+      instr->mutable_extras().written_opcode_name = opcode.text;
       Warn(opcode.offset, "unknown opcode '" + std::string(opcode.text) +
                               "'; kept as a generic instruction, analyses skip it");
     }
@@ -290,6 +299,8 @@ class HloParser {
     } else {
       ParseOperands(*instr);
     }
+    // Numbered after its operands: the get-tuple-elements of compact operands come first.
+    instr->id = NextInstructionId();
     attribute_scratch_.clear();
     while (reader_.Accept(TokenKind::kComma)) ParseInstructionAttribute(*instr);
     // Collected apart and copied once into the arena, at the exact size.
@@ -351,10 +362,193 @@ class HloParser {
       if (name.kind != TokenKind::kPercent && name.kind != TokenKind::kName) {
         reader_.FailExpected("an operand name", name);
       }
+      if (name.text.find('#') != std::string_view::npos) {
+        DefineCompactElement(*instr.parent, name.text, name.offset);
+      }
       pending_refs_.push_back({&instr, count++, name.text, name.offset});
     } while (reader_.Accept(TokenKind::kComma));
     reader_.Expect(TokenKind::kRparen, "')' closing the operand list");
     instr.operands = module_->arena().AllocateArray<HloInstruction*>(count);  // nulls till resolved
+  }
+
+  int32_t NextInstructionId() {
+    if (next_id_ == INT32_MAX) reader_.Fail(reader_.Peek(), "too many instructions in the module");
+    return static_cast<int32_t>(next_id_++);
+  }
+
+  // compact_operand ::= name ('#' int)+
+  // "%t#3" is what XLA writes for a get-tuple-element(%t), index=3 that it does not print. The
+  // first use defines it: a get-tuple-element named "t#3", placed before the user; "t#3#1" is
+  // element 1 of "t#3". Its shape is known once %t is (ResolveCompactElementShapes).
+  void DefineCompactElement(HloComputation& computation, std::string_view ref, size_t offset) {
+    if (instructions_by_name_.Find(ref) != nullptr) return;
+    const size_t hash = ref.rfind('#');
+    const std::string_view tuple = ref.substr(0, hash);
+    int64_t index = 0;
+    if (!ParseInt64(ref.substr(hash + 1), index) || index > INT32_MAX) {
+      throw ParseError{offset + hash + 1,
+                       "tuple index out of range in '%" + std::string(ref) + "'"};
+    }
+    if (tuple.find('#') != std::string_view::npos) DefineCompactElement(computation, tuple, offset);
+    HloInstruction* gte = module_->NewInstruction();
+    gte->parent = &computation;
+    gte->name = ref;
+    gte->opcode = Opcode::kGetTupleElement;
+    gte->tuple_index = static_cast<int32_t>(index);
+    gte->implicit = true;
+    gte->operands = module_->arena().AllocateArray<HloInstruction*>(1);
+    gte->id = NextInstructionId();
+    instructions_by_name_.Insert(ref, gte);
+    pending_refs_.push_back({gte, 0, tuple, offset});
+    compact_elements_.push_back({gte, offset});
+    computation.instructions.push_back(gte);
+  }
+
+  // The shapes of the compact operands' get-tuple-elements, in the order they were defined (an
+  // element of an element after its tuple).
+  void ResolveCompactElementShapes() {
+    for (const auto& [gte, offset] : compact_elements_) {
+      const Shape& tuple = gte->operands[0]->shape;
+      const auto index = static_cast<size_t>(gte->tuple_index);
+      if (!tuple.IsTuple() || index >= tuple.tuple_shapes().size()) {
+        throw ParseError{offset, "'%" + std::string(gte->name) + "': '%" +
+                                     std::string(gte->operands[0]->name) + "' has no element " +
+                                     std::to_string(index)};
+      }
+      gte->shape = ShapeRef(PooledCopy(&tuple.tuple_shapes()[index]));
+    }
+  }
+
+  // XLA's async syntax sugar: "X-start", "X-update", "X-done" for async-start/update/done that
+  // wrap one X, where X is any opcode without async opcodes of its own (all-to-all,
+  // reduce-scatter, fusion, custom-call, ...). all-reduce-start and the like are real opcodes
+  // and never reach here.
+  void SugaredAsyncOpcode(HloInstruction& instr, std::string_view name) {
+    static constexpr std::pair<std::string_view, Opcode> kForms[] = {
+        {"-start", Opcode::kAsyncStart},
+        {"-update", Opcode::kAsyncUpdate},
+        {"-done", Opcode::kAsyncDone}};
+    for (const auto& [suffix, async_opcode] : kForms) {
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      const Opcode wrapped = OpcodeFromName(name.substr(0, name.size() - suffix.size()));
+      switch (wrapped) {
+        case Opcode::kUnknown:
+        case Opcode::kAllGather:
+        case Opcode::kAllReduce:
+        case Opcode::kCollectivePermute:
+        case Opcode::kCopy:
+        case Opcode::kSend:
+        case Opcode::kRecv:
+        case Opcode::kAsyncStart:
+        case Opcode::kAsyncUpdate:
+        case Opcode::kAsyncDone:
+          return;
+        default:
+          break;
+      }
+      instr.opcode = async_opcode;
+      instr.mutable_extras().written_opcode_name = name;
+      if (async_opcode == Opcode::kAsyncStart) sugared_starts_.push_back({&instr, wrapped});
+      return;
+    }
+  }
+
+  // An "X-start(a, b), attrs" becomes what XLA's parser makes of it: async-start(a, b),
+  // calls=%<name>.async_wrapped, where that computation's parameters stand for a and b and its
+  // root is X(params) with the start's attributes, shaped as element 1 of the start's result.
+  // The update and done after it call the same computation.
+  void DesugarAsyncOps(HloModule& module, HloComputation& computation) {
+    for (const auto& [start, wrapped_opcode] : sugared_starts_) {
+      const Shape& shape = start->shape;
+      if (!shape.IsTuple() || shape.tuple_shapes().size() < 2) {
+        throw ParseError{module.SourceOffset(start->name),
+                         "'" + std::string(start->opcode_name()) +
+                             "' must return a tuple ((operands...), result, ...)"};
+      }
+      HloComputation* wrapped = module.NewComputation();
+      wrapped->name = ArenaString(std::string(start->name) + ".async_wrapped");
+      wrapped->implicit = true;
+      wrapped->offset = module.SourceOffset(start->name);
+      std::vector<HloInstruction*> params;
+      for (size_t i = 0; i < start->operands.size(); ++i) {
+        HloInstruction* param = module_->NewInstruction();
+        param->parent = wrapped;
+        param->name = ArenaString("async_param." + std::to_string(i));
+        param->opcode = Opcode::kParameter;
+        param->parameter_number = static_cast<int32_t>(i);
+        param->shape = start->operands[i]->shape;
+        param->id = NextInstructionId();
+        wrapped->instructions.push_back(param);
+        wrapped->parameters.push_back(param);
+        params.push_back(param);
+      }
+      HloInstruction* root = module_->NewInstruction();
+      root->parent = wrapped;
+      root->name = ArenaString(std::string(start->name) + ".async_op");
+      root->opcode = wrapped_opcode;
+      root->is_root = true;
+      root->shape = ShapeRef(PooledCopy(&shape.tuple_shapes()[1]));
+      root->attributes = start->attributes;
+      root->set_metadata(&start->metadata());
+      root->operands = module_->arena().AllocateArray<HloInstruction*>(params.size());
+      std::copy(params.begin(), params.end(), root->operands.begin());
+      root->id = NextInstructionId();
+      InstructionExtras& from = start->mutable_extras();
+      InstructionExtras& to = root->mutable_extras();
+      // The wrapped op's own attributes move to it; the start keeps what describes the start.
+      to.replica_groups = std::move(from.replica_groups);
+      to.source_target_pairs = std::move(from.source_target_pairs);
+      to.channel_id = std::exchange(from.channel_id, -1);
+      to.use_global_device_ids = std::exchange(from.use_global_device_ids, false);
+      to.custom_call_target = std::exchange(from.custom_call_target, {});
+      to.backend_config = from.backend_config;
+      to.called_computations = std::move(from.called_computations);
+      from.called_computations.clear();
+      for (CalledComputation& called : to.called_computations) {
+        if (called.computation == nullptr) continue;  // resolved at the end of the module
+        auto& callers = called.computation->callers;
+        std::replace(callers.begin(), callers.end(), start, root);
+      }
+      for (PendingCall& call : pending_calls_) {
+        if (call.instruction == start) call.instruction = root;
+      }
+      wrapped->instructions.push_back(root);
+      wrapped->root = root;
+      for (HloInstruction* param : params) {
+        param->users = module_->arena().AllocateArray<HloInstruction*>(1);
+        param->users[0] = root;
+      }
+      from.called_computations.push_back({"calls", wrapped});
+      wrapped->callers.push_back(start);
+      module.computations.push_back(wrapped);
+      // The update/done chain that follows the start calls the same computation.
+      std::vector<HloInstruction*> chain{start};
+      while (!chain.empty()) {
+        HloInstruction* at = chain.back();
+        chain.pop_back();
+        for (HloInstruction* user : at->users) {
+          if ((user->opcode == Opcode::kAsyncUpdate || user->opcode == Opcode::kAsyncDone) &&
+              user->Called("calls") == nullptr) {
+            user->mutable_extras().called_computations.push_back({"calls", wrapped});
+            wrapped->callers.push_back(user);
+            chain.push_back(user);
+          }
+        }
+      }
+    }
+    sugared_starts_.clear();
+  }
+
+  const Shape* PooledCopy(const Shape* element) {
+    auto [it, added] = element_shapes_.try_emplace(element, nullptr);
+    if (added) it->second = module_->AddShape(*element);
+    return it->second;
+  }
+
+  std::string_view ArenaString(const std::string& text) {
+    const std::span<char> chars = module_->arena().AllocateArray<char>(text.size());
+    std::copy(text.begin(), text.end(), chars.begin());
+    return {chars.data(), chars.size()};
   }
 
   // attribute ::= name '=' value; value is scanned raw, then typed attributes are sub-parsed.
@@ -613,6 +807,10 @@ class HloParser {
   std::vector<int64_t> last_user_;
   std::vector<PendingCall> pending_calls_;
   std::vector<std::pair<HloInstruction*, size_t>> pending_parameters_;  // and the number's offset
+  std::vector<std::pair<HloInstruction*, size_t>> compact_elements_;    // and the operand's offset
+  std::unordered_map<const Shape*, const Shape*> element_shapes_;   // tuple element -> pooled copy
+  std::vector<std::pair<HloInstruction*, Opcode>> sugared_starts_;  // and the wrapped opcode
+  int64_t next_id_ = 0;
 };
 
 }  // namespace

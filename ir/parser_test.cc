@@ -168,3 +168,115 @@ TEST_CASE("malformed modules give file:line:col errors") {
 
 }  // namespace
 }  // namespace spmdsim::ir
+
+namespace spmdsim::ir {
+namespace {
+
+ParseResult ParseText(std::string_view text) {
+  return ParseHloText(std::make_shared<SourceBuffer>("t.hlo", std::string(text)));
+}
+
+// XLA's --xla_dump_compact_gte (on by default in 2025's XLA) prints no get-tuple-element and
+// writes its users' operand as "%tuple#index"; the IR has the get-tuple-element again.
+constexpr std::string_view kCompact = R"(HloModule m
+
+ENTRY %e (p: (f32[2], (s32[], u32[4]))) -> (u32[4], f32[2]) {
+  %p = (f32[2]{0}, (s32[], u32[4]{0})) parameter(0)
+  %c = u32[4]{0} copy(%p#1#1)
+  %d = f32[2]{0} negate(%p#0)
+  %e = f32[2]{0} add(%p#0, %d)
+  ROOT %t = (u32[4]{0}, f32[2]{0}) tuple(%c, %e)
+}
+)";
+
+TEST_CASE("compact tuple operands are get-tuple-elements, printed back as written") {
+  const ParseResult r = ParseText(kCompact);
+  INFO((r.error ? r.error->ToString() : ""));
+  REQUIRE(r.ok());
+  const HloComputation& entry = *r.modules[0]->entry;
+  // p, p#1, p#1#1, c, p#0, d, e, t: each element defined once, before its first user.
+  REQUIRE(entry.instructions.size() == 8);
+  const HloInstruction& copy = *entry.instructions[3];
+  REQUIRE(copy.operands[0]->opcode == Opcode::kGetTupleElement);
+  const HloInstruction& inner = *copy.operands[0];
+  CHECK(inner.implicit);
+  CHECK(inner.tuple_index == 1);
+  CHECK(inner.shape.get().ToString() == "u32[4]{0}");
+  REQUIRE(inner.operands[0]->opcode == Opcode::kGetTupleElement);
+  CHECK(inner.operands[0]->operands[0]->name == "p");
+  CHECK(inner.operands[0]->shape.get().ToString() == "(s32[], u32[4]{0})");
+  // %p#0 used twice: one get-tuple-element with two users.
+  const HloInstruction& negate = *entry.instructions[5];
+  const HloInstruction& add = *entry.instructions[6];
+  CHECK(negate.operands[0] == add.operands[0]);
+  CHECK(negate.operands[0]->users.size() == 2);
+  for (size_t i = 1; i < entry.instructions.size(); ++i) {
+    CHECK(entry.instructions[i - 1]->id < entry.instructions[i]->id);  // ids in order
+  }
+  const std::string printed = PrintModule(*r.modules[0]);
+  CHECK(printed.find("get-tuple-element") == std::string::npos);
+  CHECK(printed.find("copy(%p#1#1)") != std::string::npos);
+  const ParseResult again = ParseText(printed);
+  REQUIRE(again.ok());
+  CHECK(PrintModule(*again.modules[0]) == printed);
+}
+
+TEST_CASE("compact tuple operands that name no tuple element are errors") {
+  for (std::string_view body : {
+           "  %p = f32[2]{0} parameter(0)\n  ROOT %c = f32[2]{0} copy(%p#0)\n",    // not a tuple
+           "  %p = (f32[2]{0}) parameter(0)\n  ROOT %c = f32[2]{0} copy(%p#1)\n",  // no element 1
+           "  %p = (f32[2]{0}) parameter(0)\n  ROOT %p#0 = f32[2]{0} copy(%p)\n",  // '#' in a name
+       }) {
+    INFO(body);
+    const ParseResult r = ParseText("HloModule m\n\nENTRY %e {\n" + std::string(body) + "}\n");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error->ToString().find("t.hlo:") == 0);
+  }
+}
+
+// XLA's async syntax sugar: an async-start wrapping an all-to-all (or reduce-scatter, fusion,
+// custom-call, ...) printed as "all-to-all-start" with the wrapped op's attributes and no calls=.
+TEST_CASE("X-start / X-done are async-start / async-done wrapping an X") {
+  const ParseResult r = ParseText(R"(HloModule m, num_partitions=4
+
+ENTRY %e (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %a2a-start = ((f32[8]{0}), f32[8]{0}) all-to-all-start(%p), channel_id=3, replica_groups={{0,1,2,3}}, dimensions={0}
+  ROOT %a2a-done = f32[8]{0} all-to-all-done(%a2a-start)
+}
+)");
+  INFO((r.error ? r.error->ToString() : ""));
+  REQUIRE(r.ok());
+  const HloModule& module = *r.modules[0];
+  CHECK(module.warning_count == 0);
+  const HloInstruction& start = *module.entry->instructions[1];
+  CHECK(start.opcode == Opcode::kAsyncStart);
+  CHECK(start.opcode_name() == "all-to-all-start");
+  const HloComputation* wrapped = start.Called("calls");
+  REQUIRE(wrapped != nullptr);
+  CHECK(wrapped->implicit);
+  REQUIRE(wrapped->root != nullptr);
+  CHECK(wrapped->root->opcode == Opcode::kAllToAll);
+  CHECK(wrapped->root->channel_id() == 3);
+  REQUIRE(wrapped->root->replica_groups() != nullptr);
+  CHECK(wrapped->root->shape.get().ToString() == "f32[8]{0}");
+  CHECK(wrapped->parameters.size() == 1);
+  const HloInstruction& done = *module.entry->instructions[2];
+  CHECK(done.opcode == Opcode::kAsyncDone);
+  CHECK(done.Called("calls") == wrapped);
+  // Printed back as written, without the wrapped computation.
+  const std::string printed = PrintModule(module);
+  CHECK(printed.find("all-to-all-start(%p), channel_id=3") != std::string::npos);
+  CHECK(printed.find("async_wrapped") == std::string::npos);
+  // all-reduce-start is XLA's own opcode, not sugar.
+  const ParseResult own = ParseText(
+      "HloModule m\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+      "  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %e {\n"
+      "  %p = f32[8]{0} parameter(0)\n  %ars = f32[8]{0} all-reduce-start(%p), to_apply=%add\n"
+      "  ROOT %ard = f32[8]{0} all-reduce-done(%ars)\n}\n");
+  REQUIRE(own.ok());
+  CHECK(own.modules[0]->entry->instructions[1]->opcode == Opcode::kAllReduceStart);
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

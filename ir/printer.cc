@@ -72,6 +72,7 @@ void AppendComputation(const HloComputation& computation, std::string& out) {
   AppendAttributes(computation.attributes, out);
   out += " {\n";
   for (const HloInstruction* instr : computation.instructions) {
+    if (instr->implicit) continue;  // printed as its users' "%t#3" operand
     out += "  ";
     AppendInstruction(*instr, out);
     out += '\n';
@@ -97,6 +98,7 @@ std::string PrintModule(const HloModule& module) {
     out += "\n\n";
   }
   for (const HloComputation* computation : module.computations) {
+    if (computation->implicit) continue;  // written as its "X-start" instruction
     AppendComputation(*computation, out);
     out += '\n';
   }

@@ -124,6 +124,7 @@ std::string Body(const Sharding& s) {
 }  // namespace
 
 std::string Sharding::ToString() const {
+  if (!named.empty()) return "{" + named + "}";
   if (kind != Kind::kTuple) return "{" + Body(*this) + "}";
   std::string out = "{";
   for (size_t i = 0; i < tuple.size(); ++i) {

@@ -7,6 +7,7 @@
 //   {devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}
 //   {{replicated}, {devices=[8]<=[8]}}           (tuple)
 //   {replicated metadata={op_name="..."}}
+//   {mesh['data'=8], [{'data'}, {}]}           (named mesh: ir/named_sharding.h)
 //
 // Tile assignment dims beyond the array's rank are subgroup dims (replicated, manual, ...): they
 // multiply the devices but not the tiles.
@@ -48,6 +49,8 @@ struct Sharding {
   std::vector<Sharding> tuple;  // kTuple
   std::string metadata;         // "metadata={...}" kept verbatim (op_name of the annotation)
   std::string other;            // shard_as / shard_like and anything else, verbatim
+  std::string named;            // a named-mesh sharding as written ("mesh[...], [...]"); the
+                                // fields above hold its tile assignment (ir/named_sharding.h)
 
   bool IsTuple() const { return kind == Kind::kTuple; }
   // Dims of the tile assignment that split the data (without subgroup dims).

@@ -98,3 +98,68 @@ TEST_CASE("replica groups in mesh-axes form") {
 
 }  // namespace
 }  // namespace spmdsim::ir
+
+namespace spmdsim::ir {
+namespace {
+
+// A named-mesh sharding means the same as the tile assignment XLA converts it to: the same tile
+// dims, subgroup kinds and device order.
+TEST_CASE("named-mesh shardings are the tile assignments XLA converts them to") {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"{mesh['data'=8], [{'data'}, {}]}", "{devices=[8,1]0,1,2,3,4,5,6,7}"},
+      // 'data' unused: it replicates.
+      {"{mesh['data'=2,'model'=2], [{}, {'model'}]}",
+       "{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}"},
+      {"{mesh['data'=2,'model'=2], [{'model'}, {}]}",
+       "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"},
+      // Two axes on one dim, the minor one listed first.
+      {"{mesh['a'=2,'b'=4], [{'b', 'a'}]}", "{devices=[8]0,4,1,5,2,6,3,7}"},
+      // A sub-axis: 'x' seen as [2,2,2] (pre-size 2 major); the middle factor shards the dim.
+      {"{mesh['x'=8], [{'x':(2)2}]}", "{devices=[2,4]0,1,4,5,2,3,6,7 last_tile_dim_replicate}"},
+      {"{mesh['a'=4], device_ids=([2,2]T(1,0)), [{'a'}]}", "{devices=[4]0,2,1,3}"},
+      {"{mesh['a'=2,'b'=2], [{'a'}], manual={'b'}}",
+       "{devices=[2,2]0,1,2,3 last_tile_dims={manual}}"},
+      {"{mesh['data'=8], replicated}", "{replicated}"},
+      {"{mesh[], replicated}", "{replicated}"},
+      {"{mesh['data'=8], [{}, {}]}", "{replicated}"},
+      {"{mesh['data'=8], [{'data', ?}, {?}]}", "{devices=[8,1]0,1,2,3,4,5,6,7}"},
+      {"{maximal_mesh[device_id=5]}", "{maximal device=5}"},
+  };
+  for (const auto& [named, legacy] : cases) {
+    INFO(named << " vs " << legacy);
+    Sharding a = Parse(named);
+    const Sharding b = Parse(legacy);
+    CHECK(a.ToString() == std::string(named));  // printed back as written
+    a.named.clear();
+    CHECK(a.kind == b.kind);
+    CHECK(a.tile_dims == b.tile_dims);
+    CHECK(a.Devices() == b.Devices());
+    CHECK(a.last_tile_dim_replicate == b.last_tile_dim_replicate);
+    CHECK(a.last_tile_dims == b.last_tile_dims);
+    CHECK(a.maximal_device == b.maximal_device);
+  }
+  // In a tuple, beside the legacy form.
+  const Sharding tuple = Parse("{{mesh['a'=2], [{'a'}]}, {replicated}}");
+  REQUIRE(tuple.tuple.size() == 2);
+  CHECK(tuple.tuple[0].tile_dims == std::vector<int64_t>{2});
+}
+
+TEST_CASE("malformed named-mesh shardings are errors") {
+  for (std::string_view text : {
+           "{mesh['a'=2], [{'b'}]}",                    // not an axis of the mesh
+           "{mesh['a'=2,'a'=2], [{'a'}]}",              // axis named twice
+           "{mesh['a'=2], [{'a'}, {'a'}]}",             // axis used twice
+           "{mesh['x'=8], [{'x':(3)2}]}",               // sub-axis does not divide
+           "{mesh['a'=0], replicated}",                 // bad size
+           "{mesh['a'=4], device_ids=(0,1), [{'a'}]}",  // too few devices
+           "{mesh['a'=2], [{'a', ?, 'a'}]}",            // '?' ends the list
+       }) {
+    INFO(text);
+    std::string error;
+    CHECK_FALSE(ParseSharding(text, &error).has_value());
+    CHECK_FALSE(error.empty());
+  }
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

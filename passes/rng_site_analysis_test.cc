@@ -14,6 +14,7 @@
 #include "analyzer/xla_memory_files.h"
 #include "passes/memory_analysis.h"
 #include "passes/rng_remat_saving.h"
+#include "testing/corpus_test.h"
 
 namespace spmdsim::passes {
 namespace {
@@ -95,98 +96,91 @@ double ErrorPct(int64_t predicted, int64_t actual) {
   return 100.0 * static_cast<double>(predicted - actual) / static_cast<double>(actual);
 }
 
-TEST_CASE("rng sites of every dump follow from the program's description") {
-  const nlohmann::json manifest = ReadManifest();
-  for (const auto& program : manifest.at("programs")) {
-    const std::string name = program.at("name");
-    DYNAMIC_SECTION(name) {
-      const Loaded loaded = Load(program);
-      const nlohmann::json& model = program.at("model");
-      // Two dropouts per block; remat draws the forward bits again in the backward.
-      const int64_t layers = model.at("num_layers").get<int64_t>();
-      const bool remat = program.at("remat").get<bool>();
-      const int64_t expected_sites = layers * 2 * (remat ? 2 : 1);
-      CHECK(loaded.rng.totals.bits_sites == expected_sites);
+SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's description", program) {
+  const std::string name = program.at("name");
+  const Loaded loaded = Load(program);
+  const nlohmann::json& model = program.at("model");
+  // Two dropouts per block; remat draws the forward bits again in the backward.
+  const int64_t layers = model.at("num_layers").get<int64_t>();
+  const bool remat = program.at("remat").get<bool>();
+  const int64_t expected_sites = layers * 2 * (remat ? 2 : 1);
+  CHECK(loaded.rng.totals.bits_sites == expected_sites);
 
-      const bool rbg = program.at("prng_impl").get<std::string>() == "rbg";
-      const bool partitionable = program.at("threefry_partitionable").get<bool>();
-      const bool shard_map = program.at("shard_map_per_device_key").get<bool>();
-      const std::string mode = rbg ? "rbg" : (partitionable ? "partitionable" : "replicated");
-      const int64_t local = Product(model.at("dropout_shape_per_device"));
-      const int64_t global = Product(model.at("dropout_shape_global"));
-      int64_t forward = 0;
-      int64_t depends = 0;
-      for (const RngSite& site : loaded.rng.sites) {
-        if (site.purpose != "bits") continue;
-        INFO(site.name << " " << site.op_name);
-        CHECK(site.mode == mode);
-        CHECK(site.kind == (rbg ? "rng-bit-generator" : "threefry-rolled"));
-        CHECK(site.dtype == "u32");
-        CHECK(site.local_elements == local);
-        // Under shard_map each device draws its own local array.
-        CHECK(site.global_elements == (shard_map ? local : global));
-        CHECK(site.op_name.find("dropout") != std::string::npos);
-        forward += site.phase == "forward" ? 1 : 0;
-        depends += site.key_depends_on_partition ? 1 : 0;
-        if (mode == "replicated") {
-          CHECK(site.collectives.size() == 6);  // 2 all-gathers, 4 collective-permutes
-          CHECK(site.wire_bytes_per_device > 0);
-        } else {
-          CHECK(site.collectives.empty());
-        }
-        bool dropout_consumer = false;
-        for (const std::string& c : site.consumers) {
-          dropout_consumer |= c.rfind("dropout (mask and select)", 0) == 0;
-        }
-        CHECK(dropout_consumer);
-      }
-      CHECK(forward == layers * 2);
-      // Semantics: only the shard_map program derives keys from the device's position.
-      int64_t findings = 0;
-      for (const RngFinding& f : loaded.rng.findings) {
-        findings += f.kind == "rng-depends-on-partition" ? 1 : 0;
-      }
-      CHECK(depends == (shard_map ? expected_sites : 0));
-      CHECK(findings == (shard_map ? expected_sites : 0));
+  const bool rbg = program.at("prng_impl").get<std::string>() == "rbg";
+  const bool partitionable = program.at("threefry_partitionable").get<bool>();
+  const bool shard_map = program.at("shard_map_per_device_key").get<bool>();
+  const std::string mode = rbg ? "rbg" : (partitionable ? "partitionable" : "replicated");
+  const int64_t local = Product(model.at("dropout_shape_per_device"));
+  const int64_t global = Product(model.at("dropout_shape_global"));
+  int64_t forward = 0;
+  int64_t depends = 0;
+  for (const RngSite& site : loaded.rng.sites) {
+    if (site.purpose != "bits") continue;
+    INFO(site.name << " " << site.op_name);
+    CHECK(site.mode == mode);
+    CHECK(site.kind == (rbg ? "rng-bit-generator" : "threefry-rolled"));
+    CHECK(site.dtype == "u32");
+    CHECK(site.local_elements == local);
+    // Under shard_map each device draws its own local array.
+    CHECK(site.global_elements == (shard_map ? local : global));
+    CHECK(site.op_name.find("dropout") != std::string::npos);
+    forward += site.phase == "forward" ? 1 : 0;
+    depends += site.key_depends_on_partition ? 1 : 0;
+    if (mode == "replicated") {
+      CHECK(site.collectives.size() == 6);  // 2 all-gathers, 4 collective-permutes
+      CHECK(site.wire_bytes_per_device > 0);
+    } else {
+      CHECK(site.collectives.empty());
     }
+    bool dropout_consumer = false;
+    for (const std::string& c : site.consumers) {
+      dropout_consumer |= c.rfind("dropout (mask and select)", 0) == 0;
+    }
+    CHECK(dropout_consumer);
   }
+  CHECK(forward == layers * 2);
+  // Semantics: only the shard_map program derives keys from the device's position.
+  int64_t findings = 0;
+  for (const RngFinding& f : loaded.rng.findings) {
+    findings += f.kind == "rng-depends-on-partition" ? 1 : 0;
+  }
+  CHECK(depends == (shard_map ? expected_sites : 0));
+  CHECK(findings == (shard_map ? expected_sites : 0));
 }
 
 // Modules before optimizations call JAX's functions instead of inlining them: each call chain
 // from the entry to a threefry2x32 function is a site, with the op_name of the whole chain.
 // XLA:CPU's before_optimizations dumps: the same bits sites as the optimized module.
-TEST_CASE("rng sites of the before_optimizations dumps match the optimized module's") {
-  const nlohmann::json manifest = ReadManifest();
-  for (const auto& program : manifest.at("programs")) {
-    if (program.at("size").get<std::string>() != "small") continue;
-    const std::string name = program.at("name");
-    DYNAMIC_SECTION(name) {
-      analyzer::LoadOutcome outcome =
-          analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
-                               program.at("files").at("before").get<std::string>());
-      REQUIRE_FALSE(outcome.failure);
-      const RngSiteResult before = AnalyzeRngSites(*outcome.inputs.modules.at(0).module);
-      const Loaded after = Load(program);
-      CHECK(before.totals.bits_sites == after.rng.totals.bits_sites);
-      std::map<std::string, int64_t> before_modes;
-      std::map<std::string, int64_t> after_modes;
-      std::map<std::string, int64_t> before_phases;
-      std::map<std::string, int64_t> after_phases;
-      for (const RngSite& site : before.sites) {
-        if (site.purpose != "bits") continue;
-        INFO(site.name << " " << site.op_name);
-        CHECK(site.op_name.find("dropout") != std::string::npos);
-        ++before_modes[site.kind + " " + site.mode];
-        ++before_phases[site.phase];
-      }
-      for (const RngSite& site : after.rng.sites) {
-        if (site.purpose != "bits") continue;
-        ++after_modes[site.kind + " " + site.mode];
-        ++after_phases[site.phase];
-      }
-      CHECK(before_modes == after_modes);
-      CHECK(before_phases == after_phases);
+SPMDSIM_CORPUS_TEST("rng sites of the before_optimizations dumps match the optimized module's",
+                    program) {
+  if (program.at("size").get<std::string>() != "small") return;
+  const std::string name = program.at("name");
+  DYNAMIC_SECTION(name) {
+    analyzer::LoadOutcome outcome =
+        analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                             program.at("files").at("before").get<std::string>());
+    REQUIRE_FALSE(outcome.failure);
+    const RngSiteResult before = AnalyzeRngSites(*outcome.inputs.modules.at(0).module);
+    const Loaded after = Load(program);
+    CHECK(before.totals.bits_sites == after.rng.totals.bits_sites);
+    std::map<std::string, int64_t> before_modes;
+    std::map<std::string, int64_t> after_modes;
+    std::map<std::string, int64_t> before_phases;
+    std::map<std::string, int64_t> after_phases;
+    for (const RngSite& site : before.sites) {
+      if (site.purpose != "bits") continue;
+      INFO(site.name << " " << site.op_name);
+      CHECK(site.op_name.find("dropout") != std::string::npos);
+      ++before_modes[site.kind + " " + site.mode];
+      ++before_phases[site.phase];
     }
+    for (const RngSite& site : after.rng.sites) {
+      if (site.purpose != "bits") continue;
+      ++after_modes[site.kind + " " + site.mode];
+      ++after_phases[site.phase];
+    }
+    CHECK(before_modes == after_modes);
+    CHECK(before_phases == after_phases);
   }
 }
 
@@ -360,82 +354,76 @@ TEST_CASE("flipped-mode what-if is within 10% of XLA's dump of the other mode") 
 // a site buffer is flagged iff one of its values, in XLA's own live-range file, starts before the
 // backward_start instruction's position and ends at or after it. Each finding's saving at the peak
 // equals the bytes XLA lists live at its peak for the finding's buffers (the seed dumps).
-TEST_CASE("rng-key-residual matches XLA's buffer live ranges") {
-  const nlohmann::json manifest = ReadManifest();
-  for (const auto& program : manifest.at("programs")) {
-    const std::string name = program.at("name");
-    DYNAMIC_SECTION(name) {
-      Loaded loaded = Load(program);
-      std::string error;
-      const std::optional<analyzer::XlaLiveRange> live =
-          analyzer::LoadXlaLiveRange(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
-                                         program.at("files").at("live_range").get<std::string>(),
-                                     error);
-      REQUIRE(live);
-      std::map<std::string, int64_t> position;
-      for (size_t t = 0; t < live->sequence.size(); ++t) {
-        position.emplace(live->sequence[t], static_cast<int64_t>(t));
-      }
-      // Every program has a training step: one computation with both passes.
-      REQUIRE(loaded.rng.backward_start.size() == 1);
-      const std::string start = loaded.rng.backward_start.begin()->second;
-      REQUIRE(position.count(start) == 1);
-      const int64_t boundary = position.at(start);
-      // XLA's files always print the shape index ("copy.1{}").
-      const auto xla_name = [](const std::string& value) {
-        return value.find('{') == std::string::npos ? value + "{}" : value;
-      };
-      const auto crosses = [&](const std::string& value) {
-        const auto range = live->ranges.find(xla_name(value));
-        return range != live->ranges.end() && range->second.start < boundary &&
-               range->second.end >= boundary;
-      };
-      int64_t held = 0;
-      for (const RngSite& site : loaded.rng.sites) {
-        if (site.purpose != "bits") continue;
-        for (const RngSiteBuffer& buffer : site.buffers) {
-          if (buffer.bytes <= 64) continue;  // key-sized
-          bool xla_holds = false;
-          for (const std::string& value : buffer.values) xla_holds |= crosses(value);
-          INFO(site.name << " " << buffer.value << " " << buffer.shape);
-          CHECK(buffer.held_across == xla_holds);
-          held += buffer.held_across ? 1 : 0;
-        }
-      }
-      // Two dropouts per layer, each holding its bits (two hash outputs in partitionable mode,
-      // the gathered bits in replicated mode).
-      const int64_t layers = program.at("model").at("num_layers").get<int64_t>();
-      CHECK(held >= layers * 2);
-
-      const PeakMemoryResult baseline = AnalyzePeakMemory(*loaded.input.module);
-      const RematSavingResult saving =
-          EstimateRematSavings(*loaded.input.module, baseline, loaded.rng);
-      REQUIRE(saving.ran);
-      int64_t findings_saving = 0;
-      for (const RngFinding& f : loaded.rng.findings) {
-        if (f.kind != "rng-key-residual") continue;
-        std::map<std::string, int64_t> xla_at_peak;
-        for (const auto& entry : live->live_at_peak) xla_at_peak[entry.value] = entry.bytes;
-        int64_t xla_saving = 0;
-        for (const RngSite& site : loaded.rng.sites) {
-          if (site.name != f.site) continue;
-          for (const RngSiteBuffer& buffer : site.buffers) {
-            if (!buffer.held_across) continue;
-            for (const std::string& value : buffer.values) {
-              const auto it = xla_at_peak.find(xla_name(value));
-              if (it != xla_at_peak.end()) xla_saving += it->second;
-            }
-          }
-        }
-        INFO(f.site << " saving " << f.saving_bytes << " XLA live at peak " << xla_saving);
-        CHECK(f.saving_bytes == xla_saving);
-        findings_saving += f.saving_bytes;
-      }
-      // The re-simulated peak falls by at most what the findings free at the old peak.
-      CHECK(saving.saving_bytes <= findings_saving);
-      CHECK(saving.saving_bytes > 0);
+SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program) {
+  const std::string name = program.at("name");
+  Loaded loaded = Load(program);
+  std::string error;
+  const std::optional<analyzer::XlaLiveRange> live =
+      analyzer::LoadXlaLiveRange(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                                     program.at("files").at("live_range").get<std::string>(),
+                                 error);
+  REQUIRE(live);
+  std::map<std::string, int64_t> position;
+  for (size_t t = 0; t < live->sequence.size(); ++t) {
+    position.emplace(live->sequence[t], static_cast<int64_t>(t));
+  }
+  // Every program has a training step: one computation with both passes.
+  REQUIRE(loaded.rng.backward_start.size() == 1);
+  const std::string start = loaded.rng.backward_start.begin()->second;
+  REQUIRE(position.count(start) == 1);
+  const int64_t boundary = position.at(start);
+  // XLA's files always print the shape index ("copy.1{}").
+  const auto xla_name = [](const std::string& value) {
+    return value.find('{') == std::string::npos ? value + "{}" : value;
+  };
+  const auto crosses = [&](const std::string& value) {
+    const auto range = live->ranges.find(xla_name(value));
+    return range != live->ranges.end() && range->second.start < boundary &&
+           range->second.end >= boundary;
+  };
+  int64_t held = 0;
+  for (const RngSite& site : loaded.rng.sites) {
+    if (site.purpose != "bits") continue;
+    for (const RngSiteBuffer& buffer : site.buffers) {
+      if (buffer.bytes <= 64) continue;  // key-sized
+      bool xla_holds = false;
+      for (const std::string& value : buffer.values) xla_holds |= crosses(value);
+      INFO(site.name << " " << buffer.value << " " << buffer.shape);
+      CHECK(buffer.held_across == xla_holds);
+      held += buffer.held_across ? 1 : 0;
     }
   }
+  // Two dropouts per layer, each holding its bits (two hash outputs in partitionable mode,
+  // the gathered bits in replicated mode).
+  const int64_t layers = program.at("model").at("num_layers").get<int64_t>();
+  CHECK(held >= layers * 2);
+
+  const PeakMemoryResult baseline = AnalyzePeakMemory(*loaded.input.module);
+  const RematSavingResult saving = EstimateRematSavings(*loaded.input.module, baseline, loaded.rng);
+  REQUIRE(saving.ran);
+  int64_t findings_saving = 0;
+  for (const RngFinding& f : loaded.rng.findings) {
+    if (f.kind != "rng-key-residual") continue;
+    std::map<std::string, int64_t> xla_at_peak;
+    for (const auto& entry : live->live_at_peak) xla_at_peak[entry.value] = entry.bytes;
+    int64_t xla_saving = 0;
+    for (const RngSite& site : loaded.rng.sites) {
+      if (site.name != f.site) continue;
+      for (const RngSiteBuffer& buffer : site.buffers) {
+        if (!buffer.held_across) continue;
+        for (const std::string& value : buffer.values) {
+          const auto it = xla_at_peak.find(xla_name(value));
+          if (it != xla_at_peak.end()) xla_saving += it->second;
+        }
+      }
+    }
+    INFO(f.site << " saving " << f.saving_bytes << " XLA live at peak " << xla_saving);
+    CHECK(f.saving_bytes == xla_saving);
+    findings_saving += f.saving_bytes;
+  }
+  // The re-simulated peak falls by at most what the findings free at the old peak.
+  CHECK(saving.saving_bytes <= findings_saving);
+  CHECK(saving.saving_bytes > 0);
 }
 
 TEST_CASE("rng scope and phase from op_name") {

@@ -6,7 +6,9 @@ spmdsim code. For each collective instruction line it reads the result shape (by
 width x dims), the group size from replica_groups (list, iota `[G,S]<=[N]` and mesh
 `mesh['a'=4,'b'=2] {'a'}` forms) and the loop multiplier from the `while` ops whose
 backend_config carries known_trip_count (multiplied through nesting and summed over callers).
-Wire bytes per device follow REFERENCE §5 (ring): all-reduce 2(n-1)/n*B, all-gather and
+Asynchronous pairs (`all-reduce-start`/`-done`, and XLA's async sugar such as
+`reduce-scatter-start`, `all-to-all-start`) count once, under the start's name, with the bytes
+of the done's result shape. Wire bytes per device follow REFERENCE §5 (ring): all-reduce 2(n-1)/n*B, all-gather and
 reduce-scatter (n-1)/n*B, all-to-all (n-1)/n*B_local, collective-permute B_local.
 
     python3 tools/count_collectives.py > testdata/expected_collectives.json
@@ -25,7 +27,7 @@ WIDTH = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "
          "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
 KINDS = ["all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
          "collective-broadcast"]
-COMP_RE = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{\s*$")
+COMP_RE = re.compile(r"^(ENTRY )?%?([\w.\-]+)(?: \(.*)?(?:, [\w.\-]+=.*)? ?\{\s*$")
 INSTR_RE = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = (.*?) ([a-z\-]+)\(")
 ARRAY_RE = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 
@@ -66,6 +68,22 @@ def analyse(text):
     comp = None
     calls = []  # (caller computation, callee, factor)
     ops = []
+    pending = {}  # async starts waiting for their done: name -> (name, computation, kind, line)
+
+    def finish(name, comp, opcode, line, shape):
+        b = shape_bytes(shape)
+        n = 2 if opcode == "collective-permute" else group_size(line, num_devices)
+        if opcode == "all-reduce":
+            wire = b * 2 * (n - 1) // n
+        elif opcode in ("all-gather", "reduce-scatter", "all-to-all"):
+            if opcode == "reduce-scatter":
+                b *= n  # result is the scattered piece; B is the full operand
+            wire = b * (n - 1) // n
+        else:
+            wire = b
+        ops.append({"instruction": name, "computation": comp, "kind": opcode, "group_size": n,
+                    "bytes": b, "wire_bytes_per_device": wire})
+
     for line in text.splitlines():
         m = COMP_RE.match(line)
         if m and " = " not in line:
@@ -83,20 +101,14 @@ def analyse(text):
             if opcode == "while" and role == "body":
                 factor = int(trip.group(1)) if trip else 1
             calls.append((comp, callee, factor))
-        if opcode not in KINDS:
-            continue
-        b = shape_bytes(shape)
-        n = 2 if opcode == "collective-permute" else group_size(line, num_devices)
-        if opcode == "all-reduce":
-            wire = b * 2 * (n - 1) // n
-        elif opcode in ("all-gather", "reduce-scatter", "all-to-all"):
-            if opcode == "reduce-scatter":
-                b *= n  # result is the scattered piece; B is the full operand
-            wire = b * (n - 1) // n
-        else:
-            wire = b
-        ops.append({"instruction": name, "computation": comp, "kind": opcode, "group_size": n,
-                    "bytes": b, "wire_bytes_per_device": wire})
+        if opcode.endswith("-start") and opcode[:-6] in KINDS:
+            pending[name] = (name, comp, opcode[:-6], line)
+        elif opcode.endswith("-done") and opcode[:-5] in KINDS:
+            start = re.match(r"%?([\w.\-]+)", line[m.end():]).group(1)
+            if start in pending:
+                finish(*pending.pop(start), shape)
+        elif opcode in KINDS:
+            finish(name, comp, opcode, line, shape)
 
     memo = {}
 

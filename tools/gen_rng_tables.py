@@ -2,7 +2,7 @@
 """Write the JAX RNG answer tables that spmdsim's threefry implementation is tested against.
 
 For each counter mode (jax_threefry_partitionable True / False) this records, from the pinned JAX
-(tools/requirements.txt) on CPU:
+(tools/requirements/jax0.10.2.txt) on CPU:
   bits      jax.random.bits for bit widths 8/16/32/64 over several keys and shapes: an odd element
             count (replicated mode pads odd counter arrays), a multi-dimensional shape
             (partitionable mode builds counters from per-dimension iotas), small, scalar and empty

@@ -28,7 +28,7 @@ import sys
 PATH_RULES = [
     (re.compile(r'"[^"\n]*/(?:site|dist)-packages/'), '"<site-packages>/'),
     (re.compile(r'"[^"\n]*/lib/python\d+\.\d+/'), '"<stdlib>/'),
-    (re.compile(r'"[^"\n]*/tools/([A-Za-z0-9_.-]+\.py)"'), r'"<repo>/tools/\1"'),
+    (re.compile(r'"[^"\n]*/tools/([A-Za-z0-9_./-]+\.py)"'), r'"<repo>/tools/\1"'),
 ]
 MAX_DIFF_LINES = 25
 
