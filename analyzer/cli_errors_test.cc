@@ -241,3 +241,51 @@ TEST_CASE("an unknown attribute is kept verbatim and printed back, without a dia
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// A --xla_dump_to directory where one module does not parse: its located error is printed, the
+// other modules are still analysed, and the exit code says a module was skipped.
+TEST_CASE("one module that does not parse never hides the others in a directory") {
+  const fs::path dir = fs::temp_directory_path() / "spmdsim_partial_dump";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path good = fs::path(SPMDSIM_TESTDATA_DIR) / "dumps/dp8_partitionable_remat";
+  for (const auto& entry : fs::directory_iterator(good)) {
+    fs::copy_file(entry.path(), dir / entry.path().filename());
+  }
+  fs::copy_file(kMalformed / "truncated_operands.hlo",
+                dir / "module_0001.jit_broken.before_optimizations.txt");
+  for (const char* command : {"stats", "analyze", "collectives", "rng"}) {
+    INFO(command);
+    std::vector<std::string> args = {command, dir.string(), "--format", "json"};
+    if (std::string(command) == "rng") args.insert(args.begin() + 1, "sites");
+    const RunResult run = RunSpmdsim(args);
+    CHECK(run.signal == 0);
+    CHECK(run.exit_code == 3);
+    CHECK(run.err.find("module_0001.jit_broken.before_optimizations.txt:") != std::string::npos);
+    CHECK(run.err.find("error:") != std::string::npos);
+    const nlohmann::json out = nlohmann::json::parse(run.out);
+    REQUIRE(out.at("modules").size() == 2);  // both forms of the train step
+    // In the order XLA wrote them: module 0 before module 1, the optimized form first.
+    CHECK(out.at("modules").at(0).at("stage") == "after_optimizations");
+    CHECK(out.at("modules").at(1).at("stage") == "before_optimizations");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("StableHLO text is told apart from HLO text") {
+  const fs::path file = fs::temp_directory_path() / "spmdsim_stablehlo.mlir";
+  {
+    std::ofstream out(file);
+    out << "module @jit_f attributes {mhlo.num_partitions = 8 : i32} {\n}\n";
+  }
+  const RunResult run = RunSpmdsim({"stats", file.string()});
+  CHECK(run.exit_code == 3);
+  CHECK(run.err.find(":1:1: error: this is MLIR (StableHLO), not HLO text") != std::string::npos);
+  fs::remove(file);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

@@ -33,6 +33,12 @@ class HloParser {
 
   // file ::= module+
   void ParseFile(std::vector<std::unique_ptr<HloModule>>& modules) {
+    if (reader_.PeekIsName("module") && lexer_.CharAfterPeek() == '@') {
+      reader_.Fail(reader_.Peek(),
+                   "this is MLIR (StableHLO), not HLO text: spmdsim reads the HLO that XLA dumps "
+                   "(XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\", or "
+                   "jax.jit(f).lower(...).compile().as_text())");
+    }
     do {
       modules.push_back(ParseModule());
     } while (reader_.PeekIsName("HloModule"));
@@ -240,7 +246,7 @@ class HloParser {
     ResolveParameters(*computation);
     ResolveOperands(*computation);
     ResolveCompactElementShapes();
-    DesugarAsyncOps(module, *computation);
+    DesugarAsyncOps(module);
     if (computation->root == nullptr) {
       computation->root = computation->instructions.back();  // as XLA does
     }
@@ -457,7 +463,7 @@ class HloParser {
   // calls=%<name>.async_wrapped, where that computation's parameters stand for a and b and its
   // root is X(params) with the start's attributes, shaped as element 1 of the start's result.
   // The update and done after it call the same computation.
-  void DesugarAsyncOps(HloModule& module, HloComputation& computation) {
+  void DesugarAsyncOps(HloModule& module) {
     for (const auto& [start, wrapped_opcode] : sugared_starts_) {
       const Shape& shape = start->shape;
       if (!shape.IsTuple() || shape.tuple_shapes().size() < 2) {

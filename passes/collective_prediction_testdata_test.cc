@@ -18,12 +18,6 @@ namespace {
 
 constexpr double kTolerancePct = 10.0;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
-
 std::unique_ptr<ir::HloModule> Load(const std::string& relative) {
   analyzer::LoadOutcome outcome =
       analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);

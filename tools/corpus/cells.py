@@ -123,6 +123,38 @@ for _plat in ("cpu8", "gpu8"):
     _new(_plat, "flax_process_init_train_eval", family="flax", modules="init_train_eval",
          desc="one process, three modules: jit(init), jit(train_step), jit(eval), partitionable")
 
+# The other threefry mode of the programs above, so every RNG program has its mode pair.
+for _plat in ("cpu8", "gpu8"):
+    _new(_plat, "flax_scan_nothing_saveable_replicated", family="flax", layers="scan",
+         remat="nothing_saveable", partitionable=False,
+         desc="flax nn.scan over nn.remat(policy=nothing_saveable) blocks, replicated threefry")
+    _new(_plat, "plain_dp_gradaccum4_replicated_remat", grad_accum=4, global_batch=64,
+         partitionable=False,
+         desc="gradient accumulation: lax.scan over 4 microbatches, replicated threefry, remat")
+    _new(_plat, "plain_dp_bf16_replicated_remat", dtype="bfloat16", partitionable=False,
+         desc="bf16 compute (f32 params cast per layer), replicated threefry, remat")
+    _new(_plat, "flax_process_init_train_eval_replicated", family="flax",
+         modules="init_train_eval", partitionable=False,
+         desc="one process, three modules: jit(init), jit(train_step), jit(eval), replicated")
+_new("gpu8", "seqpar_replicated_remat", sharding="seqpar", partitionable=False,
+     desc="Megatron sequence parallel on a 2-D mesh, replicated threefry")
+_new("gpu8", "seed_flax_dp_replicated_kernel_remat", family="flax", size="seed",
+     gpu_kernel_lowering=True, partitionable=False,
+     desc="the seed user's program with replicated threefry: flax, [128,1024,768] per device, "
+          "cu_threefry2x32 custom call, nn.remat")
+_new("gpu16", "fsdp_replicated_remat", sharding="fsdp", partitionable=False,
+     desc="FSDP over 16 GPUs in 2 nodes, replicated threefry, remat")
+_new("gpu16", "megatron_partitionable_remat", sharding="megatron",
+     desc="Megatron 8 data x 2 model over 2 nodes, partitionable, remat")
+_new("tpu4", "fsdp_replicated_remat", sharding="fsdp", partitionable=False,
+     desc="FSDP on TPU v5e 2x2, replicated threefry, remat")
+_new("tpu4", "plain_scan_dots_saveable_replicated", layers="scan", remat="dots_saveable",
+     partitionable=False, desc="lax.scan over layers, dots_saveable, replicated, TPU v5e 2x2")
+_new("tpu16", "fsdp_replicated_remat", sharding="fsdp", partitionable=False,
+     desc="FSDP on TPU v5e 4x4 (16 chips), replicated threefry, remat")
+_new("tpu16", "megatron_replicated_remat", sharding="megatron", partitionable=False,
+     desc="Megatron 8 data x 2 model on TPU v5e 4x4, replicated threefry, remat")
+
 _new("cpu8", "seed_plain_dp_partitionable_remat", size="seed",
      desc="seed size on XLA:CPU, plain JAX, partitionable, remat")
 _new("cpu8", "seqpar_replicated_remat", sharding="seqpar", partitionable=False,

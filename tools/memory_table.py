@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""spmdsim's memory figures beside XLA's memory_analysis() for every module of the corpus.
+
+    python3 tools/memory_table.py build/analyzer/spmdsim          # markdown table to stdout
+
+Per module with an after-optimizations dump and memory_analysis JSON: whether arguments,
+outputs and aliases equal XLA's, and temp's error; then worst and median |temp error| per
+platform kind.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTDATA = os.path.join(REPO, "testdata")
+
+
+def main():
+    spmdsim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "build/analyzer/spmdsim")
+    manifest = json.load(open(os.path.join(TESTDATA, "manifest.json")))
+    print("| cell | module | args/out/alias exact | temp spmdsim | temp XLA | temp error |")
+    print("|---|---|---|---:|---:|---:|")
+    errors = {}
+    for program in manifest["programs"]:
+        for module in program["modules"]:
+            files = module["files"]
+            out = subprocess.run([spmdsim, "analyze", os.path.join(TESTDATA, files["after"]),
+                                  "--format", "json"], capture_output=True, text=True)
+            if out.returncode != 0:
+                print("| %s | %s | spmdsim exit %d | | | |" % (program["name"], module["jit_name"],
+                                                            out.returncode))
+                continue
+            ours = json.loads(out.stdout)["modules"][0]["memory"]
+            xla = module["memory_analysis"]
+            exact = all(ours[a] == xla[b] for a, b in (
+                ("argument_bytes", "argument_size_in_bytes"),
+                ("output_bytes", "output_size_in_bytes"),
+                ("alias_bytes", "alias_size_in_bytes")))
+            temp = xla["temp_size_in_bytes"]
+            err = 100.0 * (ours["temp_bytes"] - temp) / temp if temp else 0.0
+            errors.setdefault(program["platform_kind"], []).append(abs(err))
+            print("| %s | %s | %s | %d | %d | %+.2f%% |" % (
+                program["name"], module["jit_name"], "yes" if exact else "**no**",
+                ours["temp_bytes"], temp, err))
+    print()
+    for kind, errs in sorted(errors.items()):
+        print("%s: %d modules, |temp error| worst %.2f%%, median %.2f%%" % (
+            kind, len(errs), max(errs), statistics.median(errs)))
+
+
+if __name__ == "__main__":
+    main()
