@@ -464,8 +464,14 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         } else {
           op.bytes = shape.LeafBytes();
         }
-      } else if (op.kind == "collective-permute" || op.kind == "send") {
+      } else if (op.kind == "send" ||
+                 (op.kind == "collective-permute" && coll->HasAttribute("slice_sizes"))) {
+        // send: the data operand (then a token); in-place collective-permute (slice_sizes=):
+        // input, output buffer, then index operands. Only the first operand travels.
         op.bytes = LeafBytes(coll->operands, 1);
+      } else if (op.kind == "collective-permute") {
+        // XLA's combiner merges permutes with the same pairs into one with many operands.
+        op.bytes = LeafBytes(coll->operands, coll->operands.size());
       } else if (op.kind == "recv") {
         op.bytes = coll->shape.IsTuple() && !coll->shape.tuple_shapes().empty()
                        ? coll->shape.tuple_shapes()[0].LeafBytes()

@@ -84,6 +84,18 @@ def analyse(text):
         ops.append({"instruction": name, "computation": comp, "kind": opcode, "group_size": n,
                     "bytes": b, "wire_bytes_per_device": wire})
 
+    # async-start(...), calls=%c: the collective inside %c is counted once, as the start (its
+    # name, its computation for the loop multiplier).
+    wrapped_by = {}
+    for line in text.splitlines():
+        m = INSTR_RE.match(line)
+        if m and m.group(3) == "async-start":
+            callee = re.search(r"\bcalls=%?([\w.\-]+)", line)
+            if callee:
+                wrapped_by[callee.group(1)] = m.group(1)
+    start_computation = {}
+    ops_in_wrapped = {}
+
     for line in text.splitlines():
         m = COMP_RE.match(line)
         if m and " = " not in line:
@@ -107,8 +119,16 @@ def analyse(text):
             start = re.match(r"%?([\w.\-]+)", line[m.end():]).group(1)
             if start in pending:
                 finish(*pending.pop(start), shape)
+        elif opcode in KINDS and comp in wrapped_by:
+            ops_in_wrapped[comp] = (opcode, line, shape)
         elif opcode in KINDS:
             finish(name, comp, opcode, line, shape)
+        if opcode == "async-start" and name in wrapped_by.values():
+            start_computation[name] = comp
+    for callee, start in sorted(wrapped_by.items()):
+        if callee in ops_in_wrapped:
+            opcode, line, shape = ops_in_wrapped[callee]
+            finish(start, start_computation.get(start, callee), opcode, line, shape)
 
     memo = {}
 
