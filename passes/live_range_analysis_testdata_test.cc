@@ -31,7 +31,10 @@ SPMDSIM_CORPUS_TEST("live ranges equal XLA's HloLiveRange on every dump", progra
   CHECK(lr.EndTime() == xla->max_time);
   REQUIRE(lr.sequence().size() == xla->sequence.size());
   for (size_t t = 0; t < xla->sequence.size(); ++t) {
-    if (lr.sequence()[t]->name != xla->sequence[t]) {
+    const ir::HloInstruction& at = *lr.sequence()[t];
+    // A compact dump ("%t#3") does not print its get-tuple-elements' names; XLA's file does.
+    if (at.implicit && xla->sequence[t].starts_with("get-tuple-element")) continue;
+    if (at.name != xla->sequence[t]) {
       FAIL_CHECK("position " << t << ": " << lr.sequence()[t]->name << " vs XLA's "
                              << xla->sequence[t]);
       break;

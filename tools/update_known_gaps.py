@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,7 +31,12 @@ def corpus_tests():
 
 
 def first_failure(section):
-    for expr in section.iter("Expression"):
+    for node in section.iter():
+        if node.tag == "Failure":  # FAIL_CHECK(...) with its message
+            return " ".join((node.text or "").split())[:400]
+        if node.tag != "Expression":
+            continue
+        expr = node
         if expr.get("success") == "false":
             original = (expr.findtext("Original") or "").strip()
             expanded = (expr.findtext("Expanded") or "").strip()
@@ -50,23 +54,21 @@ def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     names = set(corpus_tests())
     gaps = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        empty = os.path.join(tmp, "testdata")
-        for binary in BINARIES:
-            path = os.path.join(build, binary)
-            for name in sorted(names):
-                env = dict(os.environ, SPMDSIM_KNOWN_GAPS="none")
-                out = subprocess.run([path, name, "-r", "xml"], capture_output=True, text=True,
-                                     env=env)
-                try:
-                    root = ET.fromstring(out.stdout)
-                except ET.ParseError:
-                    continue
-                for case in root.iter("TestCase"):
-                    for section in case.findall("Section"):
-                        res = section.find("OverallResults")
-                        if res is not None and int(res.get("failures", "0")) > 0:
-                            gaps.setdefault(name, {})[section.get("name")] = first_failure(section)
+    for binary in BINARIES:
+        path = os.path.join(build, binary)
+        for name in sorted(names):
+            env = dict(os.environ, SPMDSIM_KNOWN_GAPS="none")
+            out = subprocess.run([path, name, "-r", "xml"], capture_output=True, text=True,
+                                 env=env)
+            try:
+                root = ET.fromstring(out.stdout)
+            except ET.ParseError:
+                continue
+            for case in root.iter("TestCase"):
+                for section in case.findall("Section"):
+                    res = section.find("OverallResults")
+                    if res is not None and int(res.get("failures", "0")) > 0:
+                        gaps.setdefault(name, {})[section.get("name")] = first_failure(section)
     with open(GAPS, "w") as f:
         json.dump(gaps, f, indent=1, sort_keys=True)
         f.write("\n")
