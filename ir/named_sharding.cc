@@ -137,6 +137,7 @@ class NamedShardingParser {
       reader_.Next();
       const Token key = reader_.Peek();
       reader_.ExpectName("device_ids");
+      explicit_device_ids_ = true;
       reader_.Expect(TokenKind::kEqual);
       reader_.Expect(TokenKind::kLparen);
       if (reader_.PeekIs(TokenKind::kLsquare)) {
@@ -326,6 +327,16 @@ class NamedShardingParser {
     // the axis being [major ... minor] with pre-size growing towards the minor end.
     std::vector<int64_t> array_dims;
     for (const Factor& f : factors) array_dims.push_back(f.to / f.from);
+    if (!explicit_device_ids_) {
+      // The mesh's devices are iota: the tile assignment is iota reshaped to the factors and
+      // transposed to `order`, which the iota form says without listing devices (a sharding
+      // over a pod of thousands of chips on every instruction stays small).
+      if (array_dims.size() > kMaxIotaRank) reader_.Fail(reader_.Peek(), "too many mesh factors");
+      s.uses_iota = true;
+      s.iota.reshape_dims = array_dims;
+      s.iota.transpose_perm.assign(order.begin(), order.end());
+      return;
+    }
     // Row-major strides of the device array.
     std::vector<int64_t> strides(factors.size(), 1);
     for (size_t i = factors.size(); i-- > 1;) strides[i - 1] = strides[i] * array_dims[i];
@@ -350,6 +361,7 @@ class NamedShardingParser {
   std::vector<AxisRef> manual_;
   std::vector<AxisRef> unreduced_;
   bool open_seen_ = false;
+  bool explicit_device_ids_ = false;
 };
 
 }  // namespace
