@@ -58,10 +58,5 @@ if [[ $# -eq 0 || "${1:-}" == "--all" ]]; then
     rc=1
   }
 fi
-echo "check_oracle: testdata/gpu_lowered differs from tools/gen_gpu_lowered.py's output" \
-      "(regenerate: .venv/bin/python tools/gen_gpu_lowered.py)" >&2
-    rc=1
-  }
-fi
 echo "check_oracle: $(( $(date +%s) - start ))s"
 exit $rc
