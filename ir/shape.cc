@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/checked_math.h"
 
 namespace spmdsim::ir {
@@ -43,6 +45,36 @@ int64_t Shape::ElementCount() const {
   return count;
 }
 
+int64_t Shape::AllocatedElementCount() const {
+  const Layout& l = layout();
+  if (!IsArray() || l.tiles.empty() || l.minor_to_major.size() != dims_.size()) {
+    return ElementCount();
+  }
+  // The first tile covers the minor-most dims of the physical (major-to-minor) shape, a missing
+  // dim counting as 1 (a scalar's T(128) is 128 elements); each covered dim is padded up to a
+  // multiple of its tile dim. Later tiles ("(2,1)") subdivide that tile without padding it.
+  const std::vector<int64_t>& tile = l.tiles.front().dims;
+  const size_t rank = dims_.size();
+  int64_t count = 1;
+  for (size_t i = 0; i < std::max(rank, tile.size()); ++i) {
+    // i-th dim from the minor end: the tile's last dim and the physically minor-most dim first.
+    int64_t dim = 1;
+    if (i < rank) {
+      const int64_t logical = l.minor_to_major[i];
+      dim = logical >= 0 && static_cast<size_t>(logical) < rank
+                ? dims_[static_cast<size_t>(logical)]
+                : 1;
+      if (dim < 0) dim = 0;
+    }
+    if (i < tile.size()) {
+      const int64_t t = tile[tile.size() - 1 - i];
+      if (t > 0) dim = SaturatingMul(CeilDiv(dim, t), t);
+    }
+    count = SaturatingMul(count, dim);
+  }
+  return count;
+}
+
 int64_t ArrayBytes(int64_t elements, PrimitiveType type, int64_t element_size_in_bits) {
   if (element_size_in_bits > 0 && element_size_in_bits < 8) {
     auto bits = CheckedMul(elements, element_size_in_bits);
@@ -55,7 +87,7 @@ int64_t ArrayBytes(int64_t elements, PrimitiveType type, int64_t element_size_in
 int64_t Shape::ByteSize() const {
   if (IsTuple()) return kPointerSize * static_cast<int64_t>(tuple_.size());
   if (!IsArray()) return 0;
-  int64_t bytes = ArrayBytes(ElementCount(), element_type_, layout().element_size_in_bits);
+  int64_t bytes = ArrayBytes(AllocatedElementCount(), element_type_, layout().element_size_in_bits);
   // Dynamic arrays carry one s32 of size metadata per dimension after the data (CPU/GPU).
   if (!dynamic_.empty()) bytes = SaturatingAdd(bytes, 4 * rank());
   return bytes;
@@ -65,6 +97,13 @@ int64_t Shape::LeafBytes() const {
   if (!IsTuple()) return ByteSize();
   int64_t total = 0;
   for (const Shape& element : tuple_) total = SaturatingAdd(total, element.LeafBytes());
+  return total;
+}
+
+int64_t Shape::LeafDataBytes() const {
+  if (IsArray()) return ArrayBytes(ElementCount(), element_type_, layout().element_size_in_bits);
+  int64_t total = 0;
+  for (const Shape& element : tuple_) total = SaturatingAdd(total, element.LeafDataBytes());
   return total;
 }
 

@@ -60,11 +60,16 @@ class Shape {
 
   // Elements of an array (bounds for dynamic dims); 0 for tuple/token.
   int64_t ElementCount() const;
-  // Bytes of this buffer alone, as XLA's buffer assignment sizes it: array data (packed per the
-  // layout's E(n)), or for a tuple its table of 8-byte pointers.
+  // Elements the buffer holds: ElementCount() padded to whole tiles of a tiled layout
+  // ({1,0:T(8,128)}: each covered dim rounded up to its tile dim), as XLA:TPU allocates them.
+  int64_t AllocatedElementCount() const;
+  // Bytes of this buffer alone, as XLA's buffer assignment sizes it: array data (padded to whole
+  // tiles, packed per the layout's E(n)), or for a tuple its table of 8-byte pointers.
   int64_t ByteSize() const;
   // Sum of ByteSize() over all array leaves (a tuple's contents, not its pointer table).
   int64_t LeafBytes() const;
+  // The data itself, over all array leaves: no tile padding (what a collective moves).
+  int64_t LeafDataBytes() const;
 
   // The subshape at a tuple index path, or nullptr when the path does not exist.
   const Shape* Subshape(const std::vector<int64_t>& index) const;
@@ -123,6 +128,7 @@ class ShapeRef {
   int64_t ElementCount() const { return shape_->ElementCount(); }
   int64_t ByteSize() const { return shape_->ByteSize(); }
   int64_t LeafBytes() const { return shape_->LeafBytes(); }
+  int64_t LeafDataBytes() const { return shape_->LeafDataBytes(); }
   const Shape* Subshape(const std::vector<int64_t>& index) const { return shape_->Subshape(index); }
   std::string ToString(bool print_layout = true) const { return shape_->ToString(print_layout); }
 

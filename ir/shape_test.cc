@@ -70,3 +70,25 @@ TEST_CASE("malformed shapes are rejected with a reason") {
 
 }  // namespace
 }  // namespace spmdsim::ir
+
+namespace spmdsim::ir {
+namespace {
+
+// XLA:TPU's buffer assignment sizes a tiled buffer by whole tiles (sizes as its
+// *-buffer-assignment.txt lists them for these shapes in testdata/dumps/jax012_tpu*).
+TEST_CASE("a tiled layout's buffer holds whole tiles") {
+  CHECK(Parse("f32[]{:T(128)}").ByteSize() == 512);               // a scalar: one 128-tile
+  CHECK(Parse("f32[256,64]{0,1:T(8,128)}").ByteSize() == 65536);  // physical [64,256]
+  CHECK(Parse("f32[64,256]{1,0:T(8,128)}").ByteSize() == 65536);
+  CHECK(Parse("f32[128,64]{0,1:T(8,128)}").ByteSize() == 32768);    // [64,128]: no padding
+  CHECK(Parse("f32[64,64]{1,0:T(8,128)}").ByteSize() == 32768);     // 64 -> 128 lanes
+  CHECK(Parse("bf16[3,5]{1,0:T(8,128)(2,1)}").ByteSize() == 2048);  // one 8x128 tile
+  CHECK(Parse("f32[3]{0:T(256)}").ByteSize() == 1024);
+  // The data is what it was: collectives move the unpadded bytes.
+  CHECK(Parse("f32[64,64]{1,0:T(8,128)}").LeafDataBytes() == 16384);
+  CHECK(Parse("f32[64,64]{1,0:T(8,128)}").ElementCount() == 4096);
+  CHECK(Parse("f32[64,64]{1,0}").ByteSize() == 16384);  // no tiles, no padding
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

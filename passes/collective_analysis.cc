@@ -129,7 +129,7 @@ std::string SourceOf(const ir::HloModule& module, const ir::Metadata& metadata) 
 int64_t LeafBytes(std::span<HloInstruction* const> operands, size_t limit) {
   int64_t total = 0;
   for (size_t i = 0; i < operands.size() && i < limit; ++i) {
-    total = ir::SaturatingAdd(total, operands[i]->shape.LeafBytes());
+    total = ir::SaturatingAdd(total, operands[i]->shape.LeafDataBytes());
   }
   return total;
 }
@@ -460,9 +460,9 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         const ir::Shape& shape = coll->shape;
         if (coll->opcode == Opcode::kAllGatherStart && shape.IsTuple() &&
             shape.tuple_shapes().size() == 2) {
-          op.bytes = shape.tuple_shapes()[1].LeafBytes();
+          op.bytes = shape.tuple_shapes()[1].LeafDataBytes();
         } else {
-          op.bytes = shape.LeafBytes();
+          op.bytes = shape.LeafDataBytes();
         }
       } else if (op.kind == "send" ||
                  (op.kind == "collective-permute" && coll->HasAttribute("slice_sizes"))) {
@@ -474,7 +474,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         op.bytes = LeafBytes(coll->operands, coll->operands.size());
       } else if (op.kind == "recv") {
         op.bytes = coll->shape.IsTuple() && !coll->shape.tuple_shapes().empty()
-                       ? coll->shape.tuple_shapes()[0].LeafBytes()
+                       ? coll->shape.tuple_shapes()[0].LeafDataBytes()
                        : 0;
       } else {
         op.bytes = LeafBytes(coll->operands, coll->operands.size());

@@ -274,12 +274,12 @@ class Predictor {
     p.kind = need.rule;
     p.reason = "explicit";
     if (p.kind == "all-gather") {
-      p.bytes = instr.shape.LeafBytes();
+      p.bytes = instr.shape.LeafDataBytes();
     } else if (p.kind == "collective-permute" || p.kind == "send") {
-      p.bytes = instr.operands.empty() ? 0 : instr.operands[0]->shape.LeafBytes();
+      p.bytes = instr.operands.empty() ? 0 : instr.operands[0]->shape.LeafDataBytes();
     } else {
       for (const HloInstruction* operand : instr.operands) {
-        p.bytes = ir::SaturatingAdd(p.bytes, operand->shape.LeafBytes());
+        p.bytes = ir::SaturatingAdd(p.bytes, operand->shape.LeafDataBytes());
       }
     }
     if (instr.source_target_pairs()) {

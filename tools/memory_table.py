@@ -20,8 +20,9 @@ TESTDATA = os.path.join(REPO, "testdata")
 def main():
     spmdsim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "build/analyzer/spmdsim")
     manifest = json.load(open(os.path.join(TESTDATA, "manifest.json")))
-    print("| cell | module | args/out/alias exact | temp spmdsim | temp XLA | temp error |")
-    print("|---|---|---|---:|---:|---:|")
+    print("| cell | module | args exact | out exact | alias exact | temp spmdsim | temp XLA | "
+          "temp error |")
+    print("|---|---|---|---|---|---:|---:|---:|")
     errors = {}
     for program in manifest["programs"]:
         for module in program["modules"]:
@@ -29,21 +30,20 @@ def main():
             out = subprocess.run([spmdsim, "analyze", os.path.join(TESTDATA, files["after"]),
                                   "--format", "json"], capture_output=True, text=True)
             if out.returncode != 0:
-                print("| %s | %s | spmdsim exit %d | | | |" % (program["name"], module["jit_name"],
+                print("| %s | %s | spmdsim exit %d | | | | | |" % (program["name"], module["jit_name"],
                                                             out.returncode))
                 continue
             ours = json.loads(out.stdout)["modules"][0]["memory"]
             xla = module["memory_analysis"]
-            exact = all(ours[a] == xla[b] for a, b in (
-                ("argument_bytes", "argument_size_in_bytes"),
-                ("output_bytes", "output_size_in_bytes"),
-                ("alias_bytes", "alias_size_in_bytes")))
+            exact = ["yes" if ours[a] == xla[b] else "**no** (%+d B)" % (ours[a] - xla[b])
+                     for a, b in (("argument_bytes", "argument_size_in_bytes"),
+                                  ("output_bytes", "output_size_in_bytes"),
+                                  ("alias_bytes", "alias_size_in_bytes"))]
             temp = xla["temp_size_in_bytes"]
             err = 100.0 * (ours["temp_bytes"] - temp) / temp if temp else 0.0
             errors.setdefault(program["platform_kind"], []).append(abs(err))
-            print("| %s | %s | %s | %d | %d | %+.2f%% |" % (
-                program["name"], module["jit_name"], "yes" if exact else "**no**",
-                ours["temp_bytes"], temp, err))
+            print("| %s | %s | %s | %s | %s | %d | %d | %+.2f%% |" % (
+                program["name"], module["jit_name"], *exact, ours["temp_bytes"], temp, err))
     print()
     for kind, errs in sorted(errors.items()):
         print("%s: %d modules, |temp error| worst %.2f%%, median %.2f%%" % (
