@@ -390,8 +390,8 @@ class HloParser {
     if (instructions_by_name_.Find(ref) != nullptr) return;
     // Each '#' nests one tuple deeper; shapes nest at most kMaxDepth (the recursion below too).
     if (std::count(ref.begin(), ref.end(), '#') > 64) {
-      throw ParseError{offset, "too many tuple indices in '%" + std::string(ref.substr(0, 40)) +
-                                   "...'"};
+      throw ParseError{offset,
+                       "too many tuple indices in '%" + std::string(ref.substr(0, 40)) + "...'"};
     }
     const size_t hash = ref.rfind('#');
     const std::string_view tuple = ref.substr(0, hash);
