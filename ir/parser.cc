@@ -232,6 +232,7 @@ class HloParser {
     pending_refs_.clear();
     pending_parameters_.clear();
     compact_elements_.clear();
+    computation_first_call_ = pending_calls_.size();
     while (!reader_.Accept(TokenKind::kRbrace)) {
       // The start of another computation or module cannot be an instruction: a '}' is missing.
       if (reader_.PeekIs(TokenKind::kEof) || reader_.PeekIsName("ENTRY") ||
@@ -520,8 +521,9 @@ class HloParser {
         auto& callers = called.computation->callers;
         std::replace(callers.begin(), callers.end(), start, root);
       }
-      for (PendingCall& call : pending_calls_) {
-        if (call.instruction == start) call.instruction = root;
+      // Only this computation's calls can name the start: scan those, not the module's.
+      for (size_t i = computation_first_call_; i < pending_calls_.size(); ++i) {
+        if (pending_calls_[i].instruction == start) pending_calls_[i].instruction = root;
       }
       wrapped->instructions.push_back(root);
       wrapped->root = root;
@@ -822,6 +824,7 @@ class HloParser {
   std::unordered_map<const Shape*, const Shape*> element_shapes_;   // tuple element -> pooled copy
   std::vector<std::pair<HloInstruction*, Opcode>> sugared_starts_;  // and the wrapped opcode
   int64_t next_id_ = 0;
+  size_t computation_first_call_ = 0;  // pending_calls_ made by the computation being parsed
 };
 
 }  // namespace
