@@ -7,13 +7,9 @@
 #include <optional>
 #include <vector>
 
+#include "ir/limits.h"
+
 namespace spmdsim::ir {
-
-// Upper bound on devices we will expand, so hostile input cannot ask for unbounded memory.
-inline constexpr int64_t kMaxDevices = 1 << 20;
-
-// Upper bound on the rank of an iota list's reshape dims (expansion costs devices x rank).
-inline constexpr size_t kMaxIotaRank = 64;
 
 struct IotaList {
   std::vector<int64_t> reshape_dims;

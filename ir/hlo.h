@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/arena.h"
+#include "ir/call_graph.h"
 #include "ir/opcode.h"
 #include "ir/replica_groups.h"
 #include "ir/shape.h"
@@ -226,6 +227,7 @@ class HloModule {
   StackFrameIndex stack_frames;
 
   std::vector<HloComputation*> computations;  // text order
+  CallGraph call_graph;                       // built and checked by the parser
   HloComputation* entry = nullptr;
   std::shared_ptr<const SourceBuffer> source;
   size_t offset = 0;  // of "HloModule"

@@ -51,17 +51,17 @@ TEST_CASE("a packed shape of INT64_MAX elements has its size without overflow") 
 }
 
 TEST_CASE("iota device lists are validated without being expanded") {
-  CHECK(IotaSize({{1048576}, {}}) == 1048576);
+  CHECK(IotaSize({{kMaxDevices}, {}}) == kMaxDevices);
   CHECK(IotaSize({{4, 2}, {1, 0}}) == 8);
-  CHECK_FALSE(IotaSize({{1048577}, {}}));      // over kMaxDevices
-  CHECK_FALSE(IotaSize({{4, 2}, {0, 0}}));     // not a permutation
-  CHECK_FALSE(IotaSize({{4, 2}, {0, 1, 2}}));  // wrong rank
+  CHECK_FALSE(IotaSize({{kMaxDevices + 1}, {}}));  // over kMaxDevices
+  CHECK_FALSE(IotaSize({{4, 2}, {0, 0}}));         // not a permutation
+  CHECK_FALSE(IotaSize({{4, 2}, {0, 1, 2}}));      // wrong rank
   CHECK_FALSE(IotaSize({std::vector<int64_t>(kMaxIotaRank + 1, 1), {}}));
-  // 2000 shardings of 2^20 devices each: validated in O(rank) apiece, so this stays fast.
+  // 2000 shardings of kMaxDevices devices each: validated in O(rank) apiece, so this stays fast.
   std::string body;
   for (int i = 0; i < 2000; ++i) {
     body += "%p" + std::to_string(i) + " = f32[] parameter(" + std::to_string(i) +
-            "), sharding={devices=[1048576]<=[1048576]}\n  ";
+            "), sharding={devices=[65536]<=[65536]}\n  ";
   }
   const ParseResult r = Parse(Module(body + "ROOT %t = () tuple()"));
   REQUIRE(r.ok());
@@ -83,9 +83,15 @@ TEST_CASE("mesh device_ids in iota form are kept unexpanded and expand like the 
 
 TEST_CASE("a mesh replica_groups attribute with device_ids parses inside a module") {
   // Its top-level ", device_ids=" used to end the raw value after "mesh[...]".
-  const std::string text = Module(
-      "%p = f32[8]{0} parameter(0)\n  ROOT %ar = f32[8]{0} all-reduce(%p), channel_id=1, "
-      "replica_groups=mesh['x'=2,'y'=2], device_ids=(0,2,1,3) {'y'}, to_apply=%e");
+  const std::string reducer =
+      "HloModule m\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = "
+      "f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\n";
+  const std::string text =
+      reducer + Module(
+                    "%p = f32[8]{0} parameter(0)\n  ROOT %ar = f32[8]{0} all-reduce(%p), "
+                    "channel_id=1, replica_groups=mesh['x'=2,'y'=2], "
+                    "device_ids=(0,2,1,3) {'y'}, to_apply=%add")
+                    .substr(std::string("HloModule m\n\n").size());
   const ParseResult r = Parse(text);
   INFO((r.error ? r.error->ToString() : ""));
   REQUIRE(r.ok());
@@ -95,7 +101,7 @@ TEST_CASE("a mesh replica_groups attribute with device_ids parses inside a modul
         std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}});
   CHECK(all_reduce->FindAttribute("replica_groups") ==
         "mesh['x'=2,'y'=2], device_ids=(0,2,1,3) {'y'}");
-  CHECK(all_reduce->Called("to_apply") == r.modules[0]->entry);
+  CHECK(all_reduce->Called("to_apply") == r.modules[0]->FindComputation("add"));
   CheckRoundTrip(text);
 }
 

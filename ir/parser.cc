@@ -4,7 +4,9 @@
 #include <unordered_map>
 
 #include "ir/attribute_parsers.h"
+#include "ir/checked_math.h"
 #include "ir/lexer.h"
+#include "ir/limits.h"
 #include "ir/name_table.h"
 #include "ir/token_reader.h"
 
@@ -72,6 +74,7 @@ class HloParser {
     ResolveCalls();
     if (module->entry == nullptr) module->entry = module->computations.back();  // as XLA does
     module->entry->is_entry = true;
+    module->call_graph = CallGraph::Build(*module);
     return module;
   }
 
@@ -85,9 +88,11 @@ class HloParser {
     if (name.text == "is_scheduled") {
       module.is_scheduled = value == "true";
     } else if (name.text == "num_partitions") {
-      module.num_partitions = ParseIntValue(value, value_start, "num_partitions");
+      module.num_partitions =
+          ParseDeviceCount(value, value_start, "num_partitions", module.replica_count);
     } else if (name.text == "replica_count") {
-      module.replica_count = ParseIntValue(value, value_start, "replica_count");
+      module.replica_count =
+          ParseDeviceCount(value, value_start, "replica_count", module.num_partitions);
     } else if (name.text == "input_output_alias") {
       Lexer sub(value, value_start);
       TokenReader r(sub);
@@ -783,6 +788,21 @@ class HloParser {
                                    std::string(value.substr(0, 40)) + "'"};
     }
     return v;
+  }
+
+  // num_partitions / replica_count: at least 1, and with the other one at most kMaxDevices.
+  int64_t ParseDeviceCount(std::string_view value, size_t offset, std::string_view what,
+                           int64_t other) {
+    const int64_t count = ParseIntValue(value, offset, what);
+    const auto devices = CheckedMul(count, other);
+    if (count < 1 || !devices || *devices > kMaxDevices) {
+      throw ParseError{offset, std::string(what) + "=" + std::string(value.substr(0, 40)) +
+                                   (count < 1 ? " must be at least 1"
+                                              : " makes more than " + std::to_string(kMaxDevices) +
+                                                    " devices (replica_count x num_partitions), "
+                                                    "the most spmdsim reads")};
+    }
+    return count;
   }
 
   std::string_view Unquote(std::string_view value, size_t offset) {

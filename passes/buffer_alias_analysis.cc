@@ -113,9 +113,7 @@ class Merger {
   }
 
   const std::vector<InPlacePair>& PairsOf(const HloInstruction* instr) {
-    auto it = pairs_.find(instr);
-    if (it == pairs_.end()) it = pairs_.emplace(instr, InPlaceInputOutputPairs(*instr)).first;
-    return it->second;
+    return InPlaceInputOutputPairs(*instr, sharing_memo_);
   }
 
   void MergeInPlaceAliases(const HloValue& value) {
@@ -145,7 +143,7 @@ class Merger {
 
   const DataflowAnalysis& df_;
   UnionFind& sets_;
-  std::unordered_map<const HloInstruction*, std::vector<InPlacePair>> pairs_;
+  SharingRuleMemo sharing_memo_;
 };
 
 }  // namespace

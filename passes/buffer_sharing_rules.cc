@@ -99,7 +99,7 @@ void ForEachLeafIndex(const ir::Shape& shape, ShapeIndex& index, std::vector<Sha
   }
 }
 
-std::vector<InPlacePair> FusionInPlacePairs(const HloInstruction& fusion) {
+std::vector<InPlacePair> FusionInPlacePairs(const HloInstruction& fusion, SharingRuleMemo& memo) {
   std::vector<InPlacePair> pairs;
   const HloComputation* fused = fusion.Called("calls");
   if (fused == nullptr || fused->root == nullptr) return pairs;
@@ -110,14 +110,14 @@ std::vector<InPlacePair> FusionInPlacePairs(const HloInstruction& fusion) {
     auto [source, source_index] = FollowTupleIndirection(fused->root, leaf);
     const HloInstruction* input = nullptr;
     ShapeIndex input_index;
-    for (const InPlacePair& pair : InPlaceInputOutputPairs(*source)) {
+    for (const InPlacePair& pair : InPlaceInputOutputPairs(*source, memo)) {
       if (pair.output_index != source_index) continue;
       if (static_cast<size_t>(pair.operand_number) >= source->operands.size()) continue;
       input = source->operands[static_cast<size_t>(pair.operand_number)];
       input_index = pair.operand_index;
       std::tie(input, input_index) = FollowTupleIndirection(input, input_index);
       if (input->opcode == Opcode::kFusion) {
-        for (const InPlacePair& nested : InPlaceInputOutputPairs(*input)) {
+        for (const InPlacePair& nested : InPlaceInputOutputPairs(*input, memo)) {
           if (nested.output_index != input_index) continue;
           if (static_cast<size_t>(nested.operand_number) >= input->operands.size()) continue;
           input_index = nested.operand_index;
@@ -157,7 +157,7 @@ const HloInstruction* FusedParameter(const HloInstruction& fusion, int64_t opera
 }
 
 // Every transitive use of `instr` inside its computation is elementwise or a tuple.
-bool AreTransitiveUsesElementwiseOrTuple(const HloInstruction* instr) {
+bool AreTransitiveUsesElementwiseOrTuple(const HloInstruction* instr, SharingRuleMemo& memo) {
   std::unordered_set<const HloInstruction*> visited;
   std::vector<const HloInstruction*> stack = {instr};
   while (!stack.empty()) {
@@ -167,7 +167,7 @@ bool AreTransitiveUsesElementwiseOrTuple(const HloInstruction* instr) {
     for (const HloInstruction* user : current->users) {
       for (size_t i = 0; i < user->operands.size(); ++i) {
         if (user->operands[i] != current) continue;
-        if (!IsElementwiseOnOperand(*user, static_cast<int64_t>(i)) &&
+        if (!IsElementwiseOnOperand(*user, static_cast<int64_t>(i), memo) &&
             user->opcode != Opcode::kTuple) {
           return false;
         }
@@ -184,7 +184,10 @@ std::string_view FusionKind(const HloInstruction& instruction) {
   return instruction.FindAttribute("kind");
 }
 
-std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instruction) {
+namespace {
+
+std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
+                                             SharingRuleMemo& memo) {
   switch (instruction.opcode) {
     case Opcode::kDynamicUpdateSlice:
       return {InPlacePair{0, {}, {}}};
@@ -223,7 +226,7 @@ std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instructi
     case Opcode::kCustomCall:
       return ParseOutputToOperandAliasing(instruction.FindAttribute("output_to_operand_aliasing"));
     case Opcode::kFusion:
-      return FusionInPlacePairs(instruction);
+      return FusionInPlacePairs(instruction, memo);
     case Opcode::kSetDimensionSize:
       return {InPlacePair{0, {}, {}}};
     case Opcode::kRaggedAllToAll:
@@ -231,6 +234,24 @@ std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instructi
     default:
       return {};
   }
+}
+
+}  // namespace
+
+const std::vector<InPlacePair>& InPlaceInputOutputPairs(const HloInstruction& instruction,
+                                                        SharingRuleMemo& memo) {
+  // Every answer is kept (not only fusions'): callers iterate the returned vector while the
+  // recursion adds entries, and an unordered_map's elements stay where they are.
+  if (const auto it = memo.in_place.find(&instruction); it != memo.in_place.end()) {
+    return it->second;
+  }
+  std::vector<InPlacePair> pairs = ComputeInPlacePairs(instruction, memo);
+  return memo.in_place.insert_or_assign(&instruction, std::move(pairs)).first->second;
+}
+
+std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instruction) {
+  SharingRuleMemo memo;
+  return ComputeInPlacePairs(instruction, memo);
 }
 
 bool IsElementwiseOpcode(Opcode opcode) {
@@ -294,7 +315,7 @@ bool IsElementwiseOpcode(Opcode opcode) {
 
 namespace {
 
-bool IsElementwise(const HloInstruction& instruction) {
+bool IsElementwise(const HloInstruction& instruction, SharingRuleMemo& memo) {
   if (instruction.opcode == Opcode::kDynamicUpdateSlice) return false;
   if (instruction.opcode == Opcode::kBitcastConvert && !instruction.operands.empty() &&
       ir::PrimitiveTypeBitWidth(instruction.shape.element_type()) !=
@@ -304,23 +325,24 @@ bool IsElementwise(const HloInstruction& instruction) {
   if (instruction.opcode == Opcode::kFusion) {
     const HloComputation* fused = instruction.Called("calls");
     if (fused == nullptr) return false;
-    for (const HloInstruction* inner : fused->instructions) {
-      if (inner->opcode != Opcode::kParameter && !IsElementwise(*inner)) return false;
+    if (const auto it = memo.fused_elementwise.find(fused); it != memo.fused_elementwise.end()) {
+      return it->second;
     }
-    return true;
+    bool elementwise = true;
+    for (const HloInstruction* inner : fused->instructions) {
+      if (inner->opcode != Opcode::kParameter && !IsElementwise(*inner, memo)) {
+        elementwise = false;
+        break;
+      }
+    }
+    memo.fused_elementwise.emplace(fused, elementwise);
+    return elementwise;
   }
   return IsElementwiseOpcode(instruction.opcode);
 }
 
-}  // namespace
-
-bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_number) {
-  if (instruction.opcode == Opcode::kDynamicUpdateSlice) return operand_number == 0;
-  if (instruction.opcode != Opcode::kFusion) return IsElementwise(instruction);
-  // A fusion is elementwise on an operand when every instruction between the fused parameter
-  // and the root is elementwise on it.
-  const HloInstruction* param = FusedParameter(instruction, operand_number);
-  if (param == nullptr) return false;
+// Every instruction between the fused parameter and the root is elementwise on it.
+bool FusedParameterUsesAreElementwise(const HloInstruction* param, SharingRuleMemo& memo) {
   std::deque<const HloInstruction*> worklist = {param};
   std::unordered_set<const HloInstruction*> visited = {param};
   while (!worklist.empty()) {
@@ -328,12 +350,12 @@ bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_n
     worklist.pop_front();
     for (const HloInstruction* user : operand->users) {
       if (visited.count(user)) continue;
-      bool elementwise = IsElementwise(*user);
+      bool elementwise = IsElementwise(*user, memo);
       if (!elementwise) {
         elementwise = true;
         for (size_t i = 0; i < user->operands.size(); ++i) {
           if (user->operands[i] == operand &&
-              !IsElementwiseOnOperand(*user, static_cast<int64_t>(i))) {
+              !IsElementwiseOnOperand(*user, static_cast<int64_t>(i), memo)) {
             elementwise = false;
           }
         }
@@ -346,9 +368,34 @@ bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_n
   return true;
 }
 
+}  // namespace
+
+bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_number,
+                            SharingRuleMemo& memo) {
+  if (instruction.opcode == Opcode::kDynamicUpdateSlice) return operand_number == 0;
+  if (instruction.opcode != Opcode::kFusion) return IsElementwise(instruction, memo);
+  // A fusion is elementwise on an operand when every instruction between the fused parameter
+  // and the root is elementwise on it.
+  const HloInstruction* param = FusedParameter(instruction, operand_number);
+  if (param == nullptr) return false;
+  const auto key = std::make_pair(param->parent, operand_number);
+  if (const auto it = memo.fused_elementwise_on_parameter.find(key);
+      it != memo.fused_elementwise_on_parameter.end()) {
+    return it->second;
+  }
+  const bool elementwise = FusedParameterUsesAreElementwise(param, memo);
+  memo.fused_elementwise_on_parameter.emplace(key, elementwise);
+  return elementwise;
+}
+
+bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_number) {
+  SharingRuleMemo memo;
+  return IsElementwiseOnOperand(instruction, operand_number, memo);
+}
+
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,
                                    int32_t operand_slot, const HloInstruction& user,
-                                   int32_t user_slot) {
+                                   int32_t user_slot, SharingRuleMemo& memo) {
   if (operand.opcode == Opcode::kConstant) return false;
   const ir::Shape& operand_shape = dataflow.SlotShape(operand_slot);
   const ir::Shape& user_shape = dataflow.SlotShape(user_slot);
@@ -358,7 +405,7 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
     // In-place operations must share.
     const int32_t operand_value = dataflow.UniqueValueAt(operand_slot);
     const ShapeIndex operand_index = dataflow.SlotIndex(operand_slot);
-    for (const InPlacePair& pair : InPlaceInputOutputPairs(user)) {
+    for (const InPlacePair& pair : InPlaceInputOutputPairs(user, memo)) {
       if (pair.output_index != user_index || operand_value < 0) continue;
       if (static_cast<size_t>(pair.operand_number) >= user.operands.size()) continue;
       const HloInstruction* paired = user.operands[static_cast<size_t>(pair.operand_number)];
@@ -377,7 +424,7 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
     const std::string_view kind = FusionKind(user);
     const HloInstruction* param = FusedParameter(user, operand_number);
     if (kind == "kLoop" || kind == "kInput") {
-      return param != nullptr && AreTransitiveUsesElementwiseOrTuple(param);
+      return param != nullptr && AreTransitiveUsesElementwiseOrTuple(param, memo);
     }
     if (kind == "kOutput") {
       const HloComputation* fused = user.Called("calls");
@@ -444,13 +491,14 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
     bool elementwise_callee_use = false;
     for (const HloUse& use : uses) {
       if (use.user == &user) caller_use = true;
-      if (use.user == callee_root && IsElementwiseOnOperand(*callee_root, use.operand_number)) {
+      if (use.user == callee_root &&
+          IsElementwiseOnOperand(*callee_root, use.operand_number, memo)) {
         elementwise_callee_use = true;
       }
     }
     return uses.size() == 2 && caller_use && elementwise_callee_use;
   }
-  return operand_number >= 0 && IsElementwiseOnOperand(user, operand_number);
+  return operand_number >= 0 && IsElementwiseOnOperand(user, operand_number, memo);
 }
 
 }  // namespace spmdsim::passes

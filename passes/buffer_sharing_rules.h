@@ -13,7 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/hlo.h"
@@ -28,14 +31,28 @@ struct InPlacePair {
   bool operator==(const InPlacePair&) const = default;
 };
 
+// What the rules below found about fusions, each worked out once. Without it a fusion nested
+// in fusions is walked once per path that reaches it: exponential in the nesting when fused
+// computations share callees. An analysis keeps one for its module; the overloads without one
+// use a fresh one per call.
+struct SharingRuleMemo {
+  std::unordered_map<const ir::HloInstruction*, std::vector<InPlacePair>> in_place;
+  std::unordered_map<const ir::HloComputation*, bool> fused_elementwise;
+  std::map<std::pair<const ir::HloComputation*, int64_t>, bool> fused_elementwise_on_parameter;
+};
+
 // The operand buffers an instruction writes its output into.
 std::vector<InPlacePair> InPlaceInputOutputPairs(const ir::HloInstruction& instruction);
+const std::vector<InPlacePair>& InPlaceInputOutputPairs(const ir::HloInstruction& instruction,
+                                                        SharingRuleMemo& memo);
 
 // XLA's elementwise opcodes (unary, binary, select, clamp, map...).
 bool IsElementwiseOpcode(ir::Opcode opcode);
 // Elementwise on operand `operand_number`: dynamic-update-slice only on operand 0, fusions when
 // every use of the fused parameter up to the root is elementwise.
 bool IsElementwiseOnOperand(const ir::HloInstruction& instruction, int64_t operand_number);
+bool IsElementwiseOnOperand(const ir::HloInstruction& instruction, int64_t operand_number,
+                            SharingRuleMemo& memo);
 
 // The fusion kind written as `kind=kLoop` ("kLoop", "kInput", "kOutput", "kCustom"), or empty.
 std::string_view FusionKind(const ir::HloInstruction& instruction);
@@ -44,6 +61,7 @@ std::string_view FusionKind(const ir::HloInstruction& instruction);
 // (HloDataflowAnalysis::CanShareOperandBufferWithUser)? Both slots are dataflow slots.
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow,
                                    const ir::HloInstruction& operand, int32_t operand_slot,
-                                   const ir::HloInstruction& user, int32_t user_slot);
+                                   const ir::HloInstruction& user, int32_t user_slot,
+                                   SharingRuleMemo& memo);
 
 }  // namespace spmdsim::passes

@@ -87,7 +87,8 @@ TEST_CASE("an output may take a dying operand's buffer only when it is safe") {
   const auto can_share = [&](std::string_view operand, std::string_view user) {
     const ir::HloInstruction* o = Find(*module, operand);
     const ir::HloInstruction* u = Find(*module, user);
-    return CanShareOperandBufferWithUser(df, *o, df.FirstSlot(o), *u, df.FirstSlot(u));
+    SharingRuleMemo memo;
+    return CanShareOperandBufferWithUser(df, *o, df.FirstSlot(o), *u, df.FirstSlot(u), memo);
   };
   CHECK(can_share("a", "e"));           // elementwise, same shape and layout
   CHECK(can_share("e", "scaled"));      // loop fusion, elementwise on its parameter
@@ -96,6 +97,39 @@ TEST_CASE("an output may take a dying operand's buffer only when it is safe") {
   CHECK_FALSE(can_share("k", "plus"));  // constants are never overwritten
   CHECK(can_share("plus", "sc"));       // in-place scatter
   CHECK_FALSE(can_share("idx", "sc"));  // the indices are not the updated operand
+}
+
+// Thirty levels of fused computations, each holding two fusions of the level below: a walk that
+// follows every path is 2^30 visits (it hung); the memo makes it one visit per computation.
+TEST_CASE("in-place pairs of fusions nested as a DAG are found once per computation") {
+  std::string text = "HloModule dag\n\n";
+  constexpr int kLevels = 30;
+  for (int i = 0; i < kLevels; ++i) {
+    text +=
+        "%c" + std::to_string(i) + " (p: f32[64]) -> f32[64] {\n  %p = f32[64]{0} parameter(0)\n";
+    if (i == 0) {
+      text +=
+          "  %u = f32[4]{0} constant({1, 2, 3, 4})\n  %z = s32[] constant(0)\n"
+          "  ROOT %r = f32[64]{0} dynamic-update-slice(%p, %u, %z)\n}\n\n";
+    } else {
+      const std::string below = "%c" + std::to_string(i - 1);
+      text += "  %u0 = f32[64]{0} fusion(%p), kind=kLoop, calls=" + below +
+              "\n  ROOT %u1 = f32[64]{0} fusion(%u0), kind=kLoop, calls=" + below + "\n}\n\n";
+    }
+  }
+  text +=
+      "ENTRY %main (a: f32[64]) -> f32[64] {\n  %a = f32[64]{0} parameter(0)\n"
+      "  ROOT %x = f32[64]{0} fusion(%a), kind=kLoop, calls=%c" +
+      std::to_string(kLevels - 1) + "\n}\n";
+  const auto module = Parse(text);
+  SharingRuleMemo memo;
+  // The innermost dynamic-update-slice writes into the entry fusion's parameter 0.
+  CHECK(InPlaceInputOutputPairs(*module->entry->root, memo) ==
+        std::vector<InPlacePair>{InPlacePair{0, {}, {}}});
+  CHECK(memo.in_place.size() <= 3 * kLevels);
+  // Every level passes its parameter on elementwise, down to the dynamic-update-slice's operand 0.
+  CHECK(IsElementwiseOnOperand(*module->entry->root, 0, memo));
+  CHECK(memo.fused_elementwise_on_parameter.size() <= kLevels);
 }
 
 }  // namespace

@@ -310,7 +310,9 @@ class PeakMemoryBuilder {
       const HloInstruction* at = df_.SlotInstruction(slot);
       const auto& operands = user.instruction->operands;
       if (std::find(operands.begin(), operands.end(), at) == operands.end()) continue;
-      if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot)) return true;
+      if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot,
+                                        sharing_memo_))
+        return true;
     }
     return false;
   }
@@ -602,8 +604,8 @@ class PeakMemoryBuilder {
             instr->operands.end()) {
           continue;
         }
-        if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr,
-                                           value.slot)) {
+        if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr, value.slot,
+                                           sharing_memo_)) {
           continue;
         }
         recorder_.Free(interval_of_value_[operand_id]);
@@ -772,6 +774,7 @@ class PeakMemoryBuilder {
   const ir::HloModule& module_;
   const MemoryAnalysisOptions& options_;
   DataflowAnalysis df_;
+  mutable SharingRuleMemo sharing_memo_;  // a cache: const queries fill it
   AliasAnalysis alias_;
   LiveRangeAnalysis lr_;
   std::unique_ptr<ShardingSizes> sharding_;
