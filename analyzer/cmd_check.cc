@@ -25,6 +25,7 @@
 #include "analyzer/ci_formats.h"
 #include "analyzer/command.h"
 #include "analyzer/human_units.h"
+#include "analyzer/json_text.h"
 #include "analyzer/module_report.h"
 #include "analyzer/sarif_report.h"
 
@@ -106,7 +107,7 @@ int RunCheck(const CheckCommandOptions& options) {
     now.push_back(FiguresFromReport(BuildModuleReport(input, {})));
   }
   if (!options.write_baseline.empty() &&
-      !WriteText(options.write_baseline, BaselineToJson(now).dump(2) + "\n", std::ios::trunc,
+      !WriteText(options.write_baseline, JsonText(BaselineToJson(now)) + "\n", std::ios::trunc,
                  "baseline")) {
     return kExitUsage;
   }
@@ -115,7 +116,7 @@ int RunCheck(const CheckCommandOptions& options) {
   run.baseline_file = options.baseline;
   const bool json = options.input.format == "json";
   if (json) {
-    std::cout << CheckToJson(run).dump(2) << "\n";
+    std::cout << JsonText(CheckToJson(run)) << "\n";
   } else {
     PrintCheckText(run, std::cout);
   }
@@ -140,7 +141,7 @@ int RunCheck(const CheckCommandOptions& options) {
   }
   if (!options.sarif.empty()) {
     const SarifOptions sarif{std::string(kSpmdsimVersion), ci.source_root};
-    if (!WriteText(options.sarif, SarifLog(run, sarif).dump(2) + "\n", std::ios::trunc,
+    if (!WriteText(options.sarif, JsonText(SarifLog(run, sarif)) + "\n", std::ios::trunc,
                    "SARIF log")) {
       return kExitUsage;
     }

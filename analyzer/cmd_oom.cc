@@ -21,6 +21,7 @@
 
 #include "analyzer/command.h"
 #include "analyzer/human_units.h"
+#include "analyzer/json_text.h"
 #include "analyzer/oom_log.h"
 #include "analyzer/stats_view.h"
 
@@ -120,7 +121,7 @@ int RunOom(const OomOptions& options) {
     out["schema_version"] = kSchemaVersion;
     out["file"] = options.path;
     out["oom"] = OomToJson(*report);
-    std::cout << out.dump(2) << "\n";
+    std::cout << JsonText(out) << "\n";
   } else {
     PrintOomText(*report, std::cout);
   }

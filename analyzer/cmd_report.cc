@@ -12,6 +12,7 @@
 
 #include "analyzer/command.h"
 #include "analyzer/html_report.h"
+#include "analyzer/json_text.h"
 #include "analyzer/module_report.h"
 #include "analyzer/topology_presets.h"
 #include "analyzer/trace_writer.h"
@@ -84,8 +85,7 @@ int RunReport(const ReportOptions& options) {
       }
     }
     // Invalid UTF-8 in a dump's strings becomes U+FFFD rather than an exception.
-    const std::string trace =
-        BuildTrace(*traced).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string trace = JsonText(BuildTrace(*traced), 1);
     if (!WriteFile(options.trace, trace + "\n")) {
       std::cerr << "error: cannot write " << options.trace << "\n";
       return kExitUsage;

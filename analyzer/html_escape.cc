@@ -1,8 +1,11 @@
 #include "analyzer/html_escape.h"
 
+#include "analyzer/utf8.h"
+
 namespace spmdsim::analyzer {
 
-std::string HtmlEscape(std::string_view text) {
+std::string HtmlEscape(std::string_view raw) {
+  const std::string text = ValidUtf8(raw);
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {

@@ -3,9 +3,9 @@
 // the page, in text and in attribute values alike. The five characters that can end a text run,
 // an element or a quoted attribute are replaced by character references:
 //   &  ->  &amp;    <  ->  &lt;    >  ->  &gt;    "  ->  &quot;    '  ->  &#39;
-// Everything else, UTF-8 included, passes through unchanged. Safe for element text and for
-// attribute values quoted with either quote; not for unquoted attributes, URLs, <script> or
-// <style> contents (the report writes none from dump data).
+// Bytes that are not UTF-8 become U+FFFD (utf8.h); everything else passes through unchanged. Safe
+// for element text and for attribute values quoted with either quote; not for unquoted attributes,
+// URLs, <script> or <style> contents (the report writes none from dump data).
 #pragma once
 
 #include <string>

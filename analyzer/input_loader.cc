@@ -7,8 +7,10 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "analyzer/progress.h"
+#include "ir/limits.h"
 #include "ir/parser.h"
 
 namespace spmdsim::analyzer {
@@ -20,8 +22,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Decompressed sizes beyond this are refused (a gzip bomb must not eat the machine).
-constexpr size_t kMaxDecompressedBytes = size_t{16} << 30;
+// Inputs (decompressed) beyond this are refused: a gzip bomb must not eat the machine.
+constexpr size_t kMaxDecompressedBytes = ir::kMaxInputBytes;
+
+std::string TooLarge(size_t limit) {
+  return "more than " + std::to_string(limit >> 20) +
+         " MiB of text, the most spmdsim reads in one input (ir/limits.h)";
+}
 
 bool IsGzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
@@ -250,34 +257,40 @@ std::optional<std::string> Gunzip(std::string_view data, std::string& error) {
     return std::nullopt;
   }
   std::string out;
-  out.resize(std::max<size_t>(data.size() * 4, 1 << 16));
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  stream.avail_in = static_cast<uInt>(data.size());
+  out.resize(std::min(std::max<size_t>(data.size() * 4, 1 << 16), kMaxDecompressedBytes));
+  // Counted here, not by zlib: inflateReset (between concatenated members) zeroes total_out.
+  size_t produced = 0;
+  size_t consumed = 0;
   int ret = Z_OK;
   while (true) {
-    if (stream.total_out >= out.size()) {
+    if (produced >= out.size()) {
       if (out.size() >= kMaxDecompressedBytes) {
         inflateEnd(&stream);
-        error = "decompressed size exceeds the limit";
+        error = "decompresses to " + TooLarge(kMaxDecompressedBytes);
         return std::nullopt;
       }
       out.resize(std::min(out.size() * 2, kMaxDecompressedBytes));
     }
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
-    stream.avail_out = static_cast<uInt>(
-        std::min<size_t>(out.size() - stream.total_out, std::numeric_limits<uInt>::max()));
+    const size_t in_chunk = std::min<size_t>(data.size() - consumed, 1u << 30);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + consumed));
+    stream.avail_in = static_cast<uInt>(in_chunk);
+    stream.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    stream.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, 1u << 30));
+    const uInt out_before = stream.avail_out;
     ret = inflate(&stream, Z_NO_FLUSH);
+    produced += out_before - stream.avail_out;
+    consumed += in_chunk - stream.avail_in;
     if (ret == Z_STREAM_END) {
       // Concatenated gzip members are legal; continue with the next one if any input remains.
-      if (stream.avail_in == 0) break;
+      if (consumed == data.size()) break;
       inflateReset(&stream);
       continue;
     }
     if (ret != Z_OK && ret != Z_BUF_ERROR) break;
-    if (ret == Z_BUF_ERROR && stream.avail_in == 0) break;
+    if (ret == Z_BUF_ERROR && consumed == data.size()) break;
   }
   const bool ok = ret == Z_STREAM_END;
-  out.resize(stream.total_out);
+  out.resize(produced);
   inflateEnd(&stream);
   if (!ok) {
     error = "corrupt or truncated gzip data";
@@ -301,6 +314,10 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
   // A regular file is read in one piece into a buffer of its size (no growing copies: a 100 MB
   // dump would otherwise be copied several times); pipes and the like are streamed.
   const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+  if (!ec && size > kMaxDecompressedBytes) {
+    error = path + ": error: " + TooLarge(kMaxDecompressedBytes);
+    return std::nullopt;
+  }
   if (!ec && size > 0) {
     data.resize(size);
     in.read(data.data(), static_cast<std::streamsize>(size));
@@ -310,13 +327,20 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
       return std::nullopt;
     }
   } else {
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
+    // A pipe or device: read in pieces, no further than the limit.
+    std::vector<char> chunk(size_t{1} << 20);
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      data.append(chunk.data(), static_cast<size_t>(in.gcount()));
+      if (data.size() > kMaxDecompressedBytes) {
+        error = path + ": error: " + TooLarge(kMaxDecompressedBytes);
+        return std::nullopt;
+      }
+    }
     if (in.bad()) {
       error = path + ": error: read failed";
       return std::nullopt;
     }
-    data = std::move(buffer).str();
   }
   if (!IsGzip(data)) return data;
   std::string gz_error;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/human_units.h"
+#include "analyzer/json_text.h"
 
 namespace spmdsim::analyzer {
 
@@ -21,7 +22,7 @@ void PrintModulesJson(nlohmann::ordered_json modules, std::ostream& out) {
   nlohmann::ordered_json document;
   document["schema_version"] = kSchemaVersion;
   document["modules"] = std::move(modules);
-  out << document.dump(2) << "\n";
+  out << JsonText(document) << "\n";
 }
 
 nlohmann::ordered_json StatsToJson(const passes::StatsResult& stats) {
