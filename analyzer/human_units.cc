@@ -6,10 +6,14 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 
 namespace spmdsim::analyzer {
 
 std::string HumanBytes(int64_t bytes) {
+  // Sums saturate at the 64-bit limit rather than wrap (ir/checked_math.h): say so.
+  if (bytes == INT64_MAX) return "over 8 EiB (64-bit limit)";
+  if (bytes == INT64_MIN) return "under -8 EiB (64-bit limit)";
   constexpr std::array<std::string_view, 6> kUnits = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   const bool negative = bytes < 0;
   const double magnitude = std::fabs(static_cast<double>(bytes));

@@ -19,6 +19,12 @@ inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
   return result;
 }
 
+inline std::optional<int64_t> CheckedSub(int64_t a, int64_t b) {
+  int64_t result = 0;
+  if (__builtin_sub_overflow(a, b, &result)) return std::nullopt;
+  return result;
+}
+
 // Adds b to a, saturating at INT64_MAX instead of wrapping; for totals that are reported, never
 // used to allocate.
 inline int64_t SaturatingAdd(int64_t a, int64_t b) {
@@ -31,6 +37,32 @@ inline int64_t SaturatingMul(int64_t a, int64_t b) {
   int64_t result = 0;
   if (__builtin_mul_overflow(a, b, &result)) return ((a < 0) != (b < 0)) ? INT64_MIN : INT64_MAX;
   return result;
+}
+
+// A running total of sizes that goes up and down (bytes live over a schedule), kept in 128 bits
+// and read saturated at INT64_MAX: a hostile module's sum neither wraps nor, once over the cap,
+// comes back down wrong. Figures at INT64_MAX are printed as saturated (analyzer/human_units).
+class WideTotal {
+ public:
+  void Add(int64_t v) { total_ += v; }
+  void Subtract(int64_t v) { total_ -= v; }
+  int64_t Value() const {
+    if (total_ > INT64_MAX) return INT64_MAX;
+    if (total_ < INT64_MIN) return INT64_MIN;
+    return static_cast<int64_t>(total_);
+  }
+
+ private:
+  __extension__ using Wide = __int128;
+  Wide total_ = 0;
+};
+
+// value rounded up to a multiple of alignment (> 1), saturating at INT64_MAX.
+inline int64_t SaturatingAlignUp(int64_t value, int64_t alignment) {
+  if (alignment <= 1) return value;
+  const int64_t up = SaturatingAdd(value, alignment - 1);
+  if (up == INT64_MAX) return INT64_MAX;
+  return up / alignment * alignment;
 }
 
 // ceil(a / b) for b > 0 (0 when b <= 0). Written without a + b - 1, which overflows near INT64_MAX.

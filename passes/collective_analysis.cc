@@ -21,8 +21,6 @@ namespace {
 
 using Groups = std::vector<std::vector<int64_t>>;
 
-// Call graphs are shallow; this only stops hostile input from exhausting the stack.
-constexpr int kMaxCallDepth = 512;
 // Meshes with more axes than this are not searched for the axes a group spans (2^axes subsets).
 constexpr size_t kMaxMeshAxes = 10;
 
@@ -76,45 +74,10 @@ std::optional<int64_t> InductionTripCount(const HloInstruction& loop) {
   if (index >= init_tuple->operands.size()) return std::nullopt;
   const std::optional<int64_t> init = ScalarConstant(init_tuple->operands[index]);
   if (!init) return std::nullopt;
-  return std::max<int64_t>(0, *limit - *init);
-}
-
-struct CountState {
-  std::map<const HloComputation*, int64_t> counts;
-  std::map<const HloComputation*, bool> known;
-  std::set<const HloComputation*> visiting;
-};
-
-int64_t CountExecutions(const HloComputation* computation, CountState& state, int depth) {
-  if (computation->is_entry) {
-    state.known[computation] = true;
-    return 1;
-  }
-  if (const auto it = state.counts.find(computation); it != state.counts.end()) return it->second;
-  if (depth > kMaxCallDepth || state.visiting.count(computation) > 0) return 0;
-  state.visiting.insert(computation);
-  int64_t total = 0;
-  bool known = true;
-  for (const HloInstruction* caller : computation->callers) {
-    if (caller->parent == nullptr) continue;
-    const int64_t parent_count = CountExecutions(caller->parent, state, depth + 1);
-    known = known && state.known[caller->parent];
-    int64_t factor = 1;
-    if (caller->opcode == Opcode::kWhile) {
-      int64_t trip = WhileTripCount(*caller);
-      if (trip < 0) {
-        known = false;
-        trip = 1;
-      }
-      if (caller->Called("body") == computation) factor = trip;
-      if (caller->Called("condition") == computation) factor = ir::SaturatingAdd(trip, 1);
-    }
-    total = ir::SaturatingAdd(total, ir::SaturatingMul(parent_count, factor));
-  }
-  state.visiting.erase(computation);
-  state.counts[computation] = total;
-  state.known[computation] = known;
-  return total;
+  // limit - init past INT64_MAX (limit near 2^63, init near -2^63) is a count we cannot hold.
+  const std::optional<int64_t> trips = ir::CheckedSub(*limit, *init);
+  if (!trips) return INT64_MAX;
+  return std::max<int64_t>(0, *trips);
 }
 
 std::string SourceOf(const ir::HloModule& module, const ir::Metadata& metadata) {
@@ -386,12 +349,41 @@ int64_t WhileTripCount(const HloInstruction& loop) {
 
 std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
     const ir::HloModule& module, std::map<const HloComputation*, bool>* all_known) {
-  CountState state;
-  for (const HloComputation* computation : module.computations) {
-    state.counts[computation] = CountExecutions(computation, state, 0);
+  // Callers first over the module's call graph: a computation's count is final before any
+  // computation it calls is reached, so each is summed once from its call sites.
+  std::map<const HloComputation*, int64_t> counts;
+  std::map<const HloComputation*, bool> known;
+  const auto order = module.call_graph.CalleesFirst();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const HloComputation* computation = *it;
+    if (computation->is_entry) {
+      counts[computation] = 1;
+      known[computation] = true;
+      continue;
+    }
+    int64_t total = 0;
+    bool all = true;
+    for (const HloInstruction* caller : computation->callers) {
+      if (caller->parent == nullptr) continue;
+      const int64_t parent_count = counts[caller->parent];
+      all = all && known[caller->parent];
+      int64_t factor = 1;
+      if (caller->opcode == Opcode::kWhile) {
+        int64_t trip = WhileTripCount(*caller);
+        if (trip < 0) {
+          all = false;
+          trip = 1;
+        }
+        if (caller->Called("body") == computation) factor = trip;
+        if (caller->Called("condition") == computation) factor = ir::SaturatingAdd(trip, 1);
+      }
+      total = ir::SaturatingAdd(total, ir::SaturatingMul(parent_count, factor));
+    }
+    counts[computation] = total;
+    known[computation] = all;
   }
-  if (all_known != nullptr) *all_known = state.known;
-  return state.counts;
+  if (all_known != nullptr) *all_known = std::move(known);
+  return counts;
 }
 
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const CollectiveOptions& options) {

@@ -17,9 +17,9 @@ int32_t HeapRecorder::Alloc(int32_t buffer, int64_t size) {
   intervals_.push_back(HeapInterval{buffer, size, tick_++, -1, {}, true});
   canonical_.push_back(index);
   refcount_.push_back(1);
-  live_bytes_ += size;
-  if (live_bytes_ > peak_live_bytes_) {
-    peak_live_bytes_ = live_bytes_;
+  live_bytes_.Add(size);
+  if (live_bytes_.Value() > peak_live_bytes_) {
+    peak_live_bytes_ = live_bytes_.Value();
     peak_tick_ = tick_ - 1;
   }
   return index;
@@ -34,9 +34,9 @@ int32_t HeapRecorder::ShareWith(int32_t buffer, int32_t shared_interval, int64_t
   canonical_.push_back(canonical);
   refcount_.push_back(0);
   if (++refcount_[canonical] == 1) {
-    live_bytes_ += intervals_[canonical].size;
-    if (live_bytes_ > peak_live_bytes_) {
-      peak_live_bytes_ = live_bytes_;
+    live_bytes_.Add(intervals_[canonical].size);
+    if (live_bytes_.Value() > peak_live_bytes_) {
+      peak_live_bytes_ = live_bytes_.Value();
       peak_tick_ = tick_ - 1;
     }
   }
@@ -47,7 +47,7 @@ void HeapRecorder::Free(int32_t interval) {
   if (interval < 0 || intervals_[interval].end >= 0) return;
   intervals_[interval].end = tick_++;
   const int32_t canonical = Canonical(interval);
-  if (--refcount_[canonical] == 0) live_bytes_ -= intervals_[canonical].size;
+  if (--refcount_[canonical] == 0) live_bytes_.Subtract(intervals_[canonical].size);
 }
 
 std::string PackingOrderName(PackingOrder order) {
@@ -59,7 +59,7 @@ namespace {
 struct Chunk {
   int64_t offset = 0;
   int64_t size = 0;
-  int64_t end() const { return offset + size; }
+  int64_t end() const { return ir::SaturatingAdd(offset, size); }
 };
 
 // Committed (interval, chunk) pairs, searchable by time overlap: a binary search tree on start
@@ -123,8 +123,7 @@ class IntervalTree {
 };
 
 int64_t AlignUp(int64_t value, int64_t alignment) {
-  if (alignment <= 1) return value;
-  return (value + alignment - 1) / alignment * alignment;
+  return ir::SaturatingAlignUp(value, alignment);
 }
 
 struct Prepared {
@@ -250,7 +249,7 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
       const Free* best = nullptr;
       for (const Free& chunk : free_chunks) {
         const int64_t aligned = AlignUp(chunk.offset, alignment);
-        if (chunk.end != INT64_MAX && aligned + needed > chunk.end) continue;
+        if (chunk.end != INT64_MAX && ir::SaturatingAdd(aligned, needed) > chunk.end) continue;
         if (best == nullptr) {
           best = &chunk;
           continue;

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/checked_math.h"
+
 namespace spmdsim::passes {
 
 struct HeapInterval {
@@ -43,7 +45,7 @@ class HeapRecorder {
   // The allocated interval whose space `interval` occupies (itself unless it was shared).
   int32_t CanonicalOf(int32_t interval) const { return Canonical(interval); }
   int64_t ticks() const { return tick_; }
-  int64_t live_bytes() const { return live_bytes_; }
+  int64_t live_bytes() const { return live_bytes_.Value(); }
   // Largest live_bytes() seen, and the first tick at which it was reached.
   int64_t peak_live_bytes() const { return peak_live_bytes_; }
   int64_t peak_tick() const { return peak_tick_; }
@@ -54,7 +56,7 @@ class HeapRecorder {
   std::vector<int32_t> canonical_;  // the allocated interval a shared one rides on
   std::vector<int32_t> refcount_;   // by canonical interval
   int64_t tick_ = 0;
-  int64_t live_bytes_ = 0;
+  ir::WideTotal live_bytes_;
   int64_t peak_live_bytes_ = 0;
   int64_t peak_tick_ = -1;
 };

@@ -93,9 +93,12 @@ class PeakMemoryBuilder {
     SimulateHeap();
     PackHeap();
     CombineTemp();
-    result_.peak_bytes = ir::SaturatingAdd(
-        ir::SaturatingAdd(result_.argument_bytes, result_.output_bytes) - result_.alias_bytes,
-        result_.temp_bytes);
+    ir::WideTotal peak;
+    peak.Add(result_.argument_bytes);
+    peak.Add(result_.output_bytes);
+    peak.Subtract(result_.alias_bytes);
+    peak.Add(result_.temp_bytes);
+    result_.peak_bytes = peak.Value();
     ListLiveAtPeak();
     BuildTimeline();
     return std::move(result_);
@@ -750,13 +753,16 @@ class PeakMemoryBuilder {
   }
 
   void BuildTimeline() {
-    const int64_t base =
-        ir::SaturatingAdd(result_.argument_bytes + result_.output_bytes - result_.alias_bytes,
-                          result_.tuple_table_bytes);
+    ir::WideTotal total;
+    total.Add(result_.argument_bytes);
+    total.Add(result_.output_bytes);
+    total.Subtract(result_.alias_bytes);
+    total.Add(result_.tuple_table_bytes);
+    const int64_t base = total.Value();
     const auto steps = static_cast<int64_t>(step_live_.size()) - 1;  // the last is the end
     if (steps <= 0) return;
     const int64_t points = std::max<int64_t>(1, options_.timeline_points);
-    const int64_t stride = (steps + points - 1) / points;
+    const int64_t stride = ir::CeilDiv(steps, points);
     for (int64_t begin = 0; begin < steps; begin += stride) {
       const int64_t end = std::min(steps, begin + stride);
       int64_t best = begin;
