@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzer/human_units.h"
+#include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
 
@@ -87,8 +88,8 @@ void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResu
   std::vector<const passes::CollectiveOp*> sorted;
   for (const passes::CollectiveOp& op : result.ops) sorted.push_back(&op);
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
-    return a->wire_bytes_per_device * a->loop_multiplier >
-           b->wire_bytes_per_device * b->loop_multiplier;
+    return ir::SaturatingMul(a->wire_bytes_per_device, a->loop_multiplier) >
+           ir::SaturatingMul(b->wire_bytes_per_device, b->loop_multiplier);
   });
   const size_t shown =
       options.max_ops == 0 ? sorted.size() : std::min(options.max_ops, sorted.size());
@@ -258,8 +259,8 @@ void PrintPredictionText(const PredictionReport& report, std::ostream& out,
   std::vector<const passes::CombinedCollective*> sorted;
   for (const passes::CombinedCollective& c : p.combined) sorted.push_back(&c);
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
-    return a->wire_bytes_per_device * a->loop_multiplier >
-           b->wire_bytes_per_device * b->loop_multiplier;
+    return ir::SaturatingMul(a->wire_bytes_per_device, a->loop_multiplier) >
+           ir::SaturatingMul(b->wire_bytes_per_device, b->loop_multiplier);
   });
   const size_t shown =
       options.max_ops == 0 ? sorted.size() : std::min(options.max_ops, sorted.size());

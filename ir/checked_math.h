@@ -57,6 +57,17 @@ class WideTotal {
   Wide total_ = 0;
 };
 
+// a * b / c (c > 0) with the product in 128 bits, saturating at INT64_MAX / INT64_MIN: a share
+// of a size (bytes x numerator / denominator) exact wherever the result fits.
+inline int64_t SaturatingMulDiv(int64_t a, int64_t b, int64_t c) {
+  if (c <= 0) return 0;
+  __extension__ using Wide = __int128;
+  const Wide q = static_cast<Wide>(a) * b / c;
+  if (q > INT64_MAX) return INT64_MAX;
+  if (q < INT64_MIN) return INT64_MIN;
+  return static_cast<int64_t>(q);
+}
+
 // value rounded up to a multiple of alignment (> 1), saturating at INT64_MAX.
 inline int64_t SaturatingAlignUp(int64_t value, int64_t alignment) {
   if (alignment <= 1) return value;

@@ -263,8 +263,7 @@ std::string MatchMeshAxes(const Groups& groups, const std::vector<MeshCandidate>
 // ---- Wire bytes and time ------------------------------------------------------------------------
 
 int64_t Fraction(int64_t bytes, int64_t numerator, int64_t denominator) {
-  if (denominator <= 0) return 0;
-  return ir::SaturatingMul(bytes, numerator) / denominator;
+  return ir::SaturatingMulDiv(bytes, numerator, denominator);
 }
 
 int64_t NodeOf(int64_t device, const Topology* topology) {
@@ -305,13 +304,14 @@ void Cost(CollectiveOp& op, const Topology* topology) {
       if (group.size() == 2 && NodeOf(group[0], topology) != NodeOf(group[1], topology)) {
         crossing = 1;
       }
-      inter = std::max(inter, crossing * op.wire_bytes_per_device);
+      inter = std::max(inter, ir::SaturatingMul(crossing, op.wire_bytes_per_device));
       continue;
     }
     for (size_t i = 0; i < group.size(); ++i) {
       if (op.kind == "all-to-all" || op.kind == "ragged-all-to-all") {
         int64_t remote = 0;
-        for (int64_t peer : group) remote += NodeOf(peer, topology) != NodeOf(group[i], topology);
+        for (int64_t peer : group)
+          remote += NodeOf(peer, topology) != NodeOf(group[i], topology) ? 1 : 0;
         inter = std::max(inter, Fraction(op.bytes, remote, n));
       } else {
         const int64_t next = group[(i + 1) % group.size()];

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_set>
 
+#include "ir/checked_math.h"
+
 namespace spmdsim::passes {
 
 namespace {
@@ -66,7 +68,7 @@ RematSavingResult EstimateRematSavings(const ir::HloModule& module,
   std::map<std::string, int64_t> freed_at_peak;
   for (const PeakMemoryResult::Recomputed& r : result.recomputed) {
     if (r.freed_after < baseline.peak_time && baseline.peak_time < r.recomputed_at) {
-      freed_at_peak[r.value] += r.bytes;
+      freed_at_peak[r.value] = ir::SaturatingAdd(freed_at_peak[r.value], r.bytes);
     }
   }
   for (RngFinding& f : rng.findings) {
@@ -74,7 +76,7 @@ RematSavingResult EstimateRematSavings(const ir::HloModule& module,
     f.saving_bytes = 0;
     for (const std::string& value : f.values) {
       const auto it = freed_at_peak.find(value);
-      if (it != freed_at_peak.end()) f.saving_bytes += it->second;
+      if (it != freed_at_peak.end()) f.saving_bytes = ir::SaturatingAdd(f.saving_bytes, it->second);
     }
   }
   return result;
