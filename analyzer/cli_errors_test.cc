@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -102,10 +103,10 @@ RunResult RunSpmdsim(const std::vector<std::string>& args) {
   return result;
 }
 
-// Every input of testdata/malformed/ (files and directories), by name.
-std::vector<std::string> MalformedInputs() {
+// Every input of testdata/malformed/ (or `dir`: files and directories), by name.
+std::vector<std::string> MalformedInputs(const fs::path& dir = kMalformed) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kMalformed)) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.ends_with(".expected") || name == "README.md") continue;
     names.push_back(name);
@@ -119,8 +120,8 @@ struct Expected {
   std::string first_line;
 };
 
-Expected ReadExpected(const std::string& name) {
-  std::ifstream in(kMalformed / (name + ".expected"));
+Expected ReadExpected(const std::string& name, const fs::path& dir = kMalformed) {
+  std::ifstream in(dir / (name + ".expected"));
   REQUIRE(in.good());
   Expected expected;
   std::string exit_line;
@@ -285,6 +286,124 @@ TEST_CASE("StableHLO text is told apart from HLO text") {
   CHECK(run.exit_code == 3);
   CHECK(run.err.find(":1:1: error: this is MLIR (StableHLO), not HLO text") != std::string::npos);
   fs::remove(file);
+}
+
+// --- Hostile modules (testdata/hostile/, written by tools/make_hostile.py) ----------------------
+// Each parses, or fails on a limit, and attacks the analyses: cycles, deep nesting, call DAGs,
+// device counts, invalid UTF-8, sums past 2^63. Every command must end with its exit code and a
+// message, within the hang limit, and every JSON it writes must parse, with no size wrapped
+// negative.
+
+const fs::path kHostile = fs::path(SPMDSIM_TESTDATA_DIR) / "hostile";
+
+// Every JSON number under a key ending in "_bytes" (sizes and traffic; deltas are "_delta").
+void CollectByteFields(const nlohmann::json& j, std::vector<std::pair<std::string, int64_t>>& out,
+                       const std::string& key = "") {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) CollectByteFields(v, out, k);
+  } else if (j.is_array()) {
+    for (const auto& v : j) CollectByteFields(v, out, key);
+  } else if (j.is_number_integer() && key.ends_with("_bytes")) {
+    out.emplace_back(key, j.get<int64_t>());
+  }
+}
+
+TEST_CASE("hostile modules: every command exits with a message, valid JSON, no wrapped size") {
+  const std::vector<std::string> names = MalformedInputs(kHostile);
+  REQUIRE(names.size() >= 20);
+  const char* const kCommands[][4] = {
+      {"analyze", "", "", ""},           {"analyze", "--format", "json", ""},
+      {"collectives", "", "", ""},       {"collectives", "--format", "json", ""},
+      {"rng", "sites", "", ""},          {"rng", "sites", "--format", "json"},
+      {"stats", "--format", "json", ""}, {"check", "--format", "json", ""},
+      {"report", "-o", "/dev/null", ""}, {"diff", "", "", ""},
+  };
+  for (const std::string& name : names) {
+    const std::string path = "testdata/hostile/" + name;
+    const Expected expected = ReadExpected(name, kHostile);
+    for (const auto& command : kCommands) {
+      std::vector<std::string> args;
+      for (const char* arg : command) {
+        if (*arg != '\0') args.emplace_back(arg);
+      }
+      const bool json = std::find(args.begin(), args.end(), "json") != args.end();
+      args.push_back(path);
+      if (args[0] == "diff") args.push_back(path);
+      const RunResult run = RunSpmdsim(args);
+      std::string joined;
+      for (const std::string& a : args) joined += a + " ";
+      INFO("spmdsim " << joined << "\n--- stderr ---\n" << run.err.substr(0, 2000));
+      CHECK_FALSE(run.timed_out);
+      CHECK(run.signal == 0);
+      CHECK(run.exit_code == expected.exit_code);
+      if (args[0] == "analyze" && !json) CHECK(FirstLine(run.err) == expected.first_line);
+      if (run.exit_code == 3) {
+        CHECK(FirstLine(run.err).rfind(path + ":", 0) == 0);
+        CHECK(FirstLine(run.err).find(": error: ") != std::string::npos);
+        CHECK(run.out.empty());
+      }
+      if (json && run.exit_code <= 1) {
+        const nlohmann::json document = nlohmann::json::parse(run.out, nullptr, false);
+        REQUIRE_FALSE(document.is_discarded());
+        std::vector<std::pair<std::string, int64_t>> sizes;
+        CollectByteFields(document, sizes);
+        for (const auto& [key, value] : sizes) {
+          INFO(key);
+          CHECK(value >= 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("hostile modules: invalid UTF-8 in metadata is written as U+FFFD in JSON and HTML") {
+  const std::string path = "testdata/hostile/invalid_utf8_metadata.hlo";
+  const RunResult run = RunSpmdsim({"collectives", "--format", "json", path});
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("bad\xEF\xBF\xBDname") != std::string::npos);
+  char dir_template[] = "/tmp/spmdsim_utf8_XXXXXX";
+  const fs::path dir = mkdtemp(dir_template);
+  const RunResult report = RunSpmdsim({"report", "-o", (dir / "r.html").string(), path});
+  CHECK(report.exit_code == 0);
+  const std::string html = ReadAll(dir / "r.html");
+  CHECK(html.find('\xFF') == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hostile modules: figures past 2^63 saturate and say so instead of wrapping") {
+  const RunResult run = RunSpmdsim({"analyze", "testdata/hostile/sizes_overflow_int64.hlo"});
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("peak  over 8 EiB (64-bit limit)") != std::string::npos);
+  CHECK_FALSE(std::regex_search(run.out, std::regex("(^|[ (])-[0-9]")));  // nothing negative
+  const RunResult collectives =
+      RunSpmdsim({"collectives", "--format", "json", "testdata/hostile/sizes_overflow_int64.hlo"});
+  REQUIRE(collectives.exit_code == 0);
+  const auto j = nlohmann::json::parse(collectives.out);
+  for (const auto& op : j["modules"][0]["collectives"]["ops"]) {
+    INFO(op.dump());
+    CHECK(op["loop_multiplier"].get<int64_t>() >= 0);
+  }
+}
+
+// A gzip bomb: 2 GiB + 1 MiB of blanks compress to ~2 MB, so it is made here, not committed.
+TEST_CASE("a gzip input that decompresses past the input limit is refused, exit 2") {
+  char dir_template[] = "/tmp/spmdsim_bomb_XXXXXX";
+  const fs::path dir = mkdtemp(dir_template);
+  const std::string path = (dir / "bomb.hlo.gz").string();
+  gzFile gz = gzopen(path.c_str(), "wb1");
+  REQUIRE(gz != nullptr);
+  const std::string header = "HloModule bomb\n";
+  gzwrite(gz, header.data(), static_cast<unsigned>(header.size()));
+  const std::string blanks(size_t{1} << 20, ' ');
+  for (int i = 0; i < 2049; ++i) gzwrite(gz, blanks.data(), static_cast<unsigned>(blanks.size()));
+  gzclose(gz);
+  const RunResult run = RunSpmdsim({"stats", path});
+  CHECK(run.signal == 0);
+  CHECK(run.exit_code == 2);
+  CHECK(FirstLine(run.err) == path +
+                                  ": error: decompresses to more than 2048 MiB of text, the most "
+                                  "spmdsim reads in one input (ir/limits.h)");
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -796,11 +796,15 @@ class HloParser {
     const int64_t count = ParseIntValue(value, offset, what);
     const auto devices = CheckedMul(count, other);
     if (count < 1 || !devices || *devices > kMaxDevices) {
-      throw ParseError{offset, std::string(what) + "=" + std::string(value.substr(0, 40)) +
-                                   (count < 1 ? " must be at least 1"
-                                              : " makes more than " + std::to_string(kMaxDevices) +
-                                                    " devices (replica_count x num_partitions), "
-                                                    "the most spmdsim reads")};
+      std::string why = " must be at least 1";
+      if (count >= 1) {
+        why = other > 1 ? " makes replica_count x num_partitions " +
+                              (devices ? std::to_string(*devices) : std::string("past 2^63")) +
+                              " devices,"
+                        : " devices:";
+        why += " more than " + std::to_string(kMaxDevices) + ", the most spmdsim reads";
+      }
+      throw ParseError{offset, std::string(what) + "=" + std::string(value.substr(0, 40)) + why};
     }
     return count;
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Rewrites testdata/malformed/<input>.expected from the built binary: "exit N" and the first line
-# spmdsim stats writes to stderr for that input (run from the repository root, so paths are
-# relative). analyzer/cli_errors_test.cc checks the binary against these files; after changing a
+# Rewrites testdata/malformed/<input>.expected and testdata/hostile/<input>.expected from the
+# built binary: "exit N" and the first line `spmdsim stats` (for hostile/: `spmdsim analyze`)
+# writes to stderr for that input (run from the repository root, so paths are relative).
+# analyzer/cli_errors_test.cc checks the binary against these files; after changing a
 # diagnostic, run this and review the diff like any golden output.
 #   tools/regen_malformed_expected.sh                 # uses build/analyzer/spmdsim
 #   SPMDSIM=build-x/analyzer/spmdsim tools/regen_malformed_expected.sh
@@ -14,11 +15,14 @@ if [[ ! -x "$bin" ]]; then
   exit 2
 fi
 count=0
-for input in testdata/malformed/*; do
+# testdata/malformed: what `stats` says (the parser); testdata/hostile: what `analyze` says.
+for input in testdata/malformed/* testdata/hostile/*; do
   name="$(basename "$input")"
   [[ "$name" == *.expected || "$name" == README.md ]] && continue
+  command=stats
+  [[ "$input" == testdata/hostile/* ]] && command=analyze
   set +e
-  err="$("$bin" stats "$input" 2>&1 >/dev/null)"
+  err="$("$bin" "$command" "$input" 2>&1 >/dev/null)"
   code=$?
   set -e
   if ((code > 3)); then
@@ -28,4 +32,4 @@ for input in testdata/malformed/*; do
   printf 'exit %d\n%s\n' "$code" "$(head -n 1 <<<"$err")" >"$input.expected"
   count=$((count + 1))
 done
-echo "regen_malformed_expected.sh: wrote $count .expected files; review: git diff testdata/malformed" >&2
+echo "regen_malformed_expected.sh: wrote $count .expected files; review: git diff testdata/malformed testdata/hostile" >&2
