@@ -17,8 +17,6 @@ using ir::HloComputation;
 using ir::HloInstruction;
 using ir::Opcode;
 
-// Deeper call chains than this are cut (hostile input).
-constexpr int kMaxCallDepth = 64;
 // Longest slice, in nanoseconds (about 11.6 days): keeps hostile sizes from overflowing the clock.
 constexpr int64_t kMaxSliceNs = int64_t{1} << 50;
 
@@ -160,8 +158,9 @@ class TraceBuilder {
                        {"args", std::move(args)}});
   }
 
+  // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).
   void Walk(const HloComputation* computation, int depth) {
-    if (depth > kMaxCallDepth || !walked_.insert(computation).second) return;
+    if (!walked_.insert(computation).second) return;
     for (const HloInstruction* instr : computation->instructions) Step(*instr, depth);
   }
 

@@ -71,7 +71,6 @@ const passes::Topology& TwoLevelTopology() {
 void RunMemoryPieces(const ir::HloModule& module) {
   const passes::DataflowAnalysis dataflow = passes::DataflowAnalysis::Run(module);
   Use(static_cast<int64_t>(dataflow.values().size()));
-  Use(static_cast<int64_t>(dataflow.truncated()));
   for (const passes::HloValue& value : dataflow.values()) {
     Use(static_cast<int64_t>(dataflow.ValueName(value).size()));
   }

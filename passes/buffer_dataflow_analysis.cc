@@ -122,37 +122,32 @@ class DataflowBuilder {
   void ComputeCallGraph() {
     const HloComputation* entry = a_.module_->entry;
     std::unordered_set<const HloComputation*> visited;
-    // Post order: a computation follows everything it calls through control flow.
-    std::function<void(const HloComputation*, int)> visit = [&](const HloComputation* computation,
-                                                                int depth) {
-      if (depth > kMaxCallDepth) {
-        a_.truncated_ = true;
-        return;
-      }
+    // Post order: a computation follows everything it calls through control flow. The parser
+    // bounds the recursion (an acyclic call graph at most ir::kMaxCallNesting deep).
+    std::function<void(const HloComputation*)> visit = [&](const HloComputation* computation) {
       if (!visited.insert(computation).second) return;
       a_.context_[computation] = CallContext::kControlFlow;
       for (const HloInstruction* instr : computation->instructions) {
         for (const ir::CalledComputation& called : instr->called_computations()) {
           if (called.computation == nullptr) continue;
           if (IsControlFlowCaller(instr->opcode)) {
-            visit(called.computation, depth + 1);
+            visit(called.computation);
           } else {
-            MarkEmbedded(called.computation, depth + 1);
+            MarkEmbedded(called.computation);
           }
         }
       }
       a_.control_flow_.push_back(computation);
     };
-    visit(entry, 0);
+    visit(entry);
   }
 
-  void MarkEmbedded(const HloComputation* computation, int depth) {
-    if (depth > kMaxCallDepth) return;
+  void MarkEmbedded(const HloComputation* computation) {
     auto [it, inserted] = a_.context_.emplace(computation, CallContext::kEmbedded);
     if (!inserted) return;
     for (const HloInstruction* instr : computation->instructions) {
       for (const ir::CalledComputation& called : instr->called_computations()) {
-        if (called.computation != nullptr) MarkEmbedded(called.computation, depth + 1);
+        if (called.computation != nullptr) MarkEmbedded(called.computation);
       }
     }
   }
@@ -653,8 +648,8 @@ class DataflowBuilder {
     }
   }
 
-  void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal, int depth = 0) {
-    if (depth > kMaxCallDepth || a_.Context(computation) != CallContext::kControlFlow ||
+  void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal) {
+    if (a_.Context(computation) != CallContext::kControlFlow ||
         !ordered_.insert(computation).second) {
       return;
     }
@@ -663,14 +658,14 @@ class DataflowBuilder {
           instr->opcode == Opcode::kConditional) {
         for (const ir::CalledComputation& called : instr->called_computations()) {
           if (called.computation != nullptr) {
-            ComputeOrdinals(called.computation, ordinal, depth + 1);
+            ComputeOrdinals(called.computation, ordinal);
           }
         }
       } else if (instr->opcode == Opcode::kWhile) {
         if (const HloComputation* c = instr->Called("condition")) {
-          ComputeOrdinals(c, ordinal, depth + 1);
+          ComputeOrdinals(c, ordinal);
         }
-        if (const HloComputation* b = instr->Called("body")) ComputeOrdinals(b, ordinal, depth + 1);
+        if (const HloComputation* b = instr->Called("body")) ComputeOrdinals(b, ordinal);
       }
       ordinal_[static_cast<size_t>(instr->id)] = ordinal++;
     }

@@ -61,10 +61,6 @@ struct HloValue {
   std::vector<HloUse> uses;
 };
 
-// Computations nested deeper than this through control flow are left out of the analysis
-// (hostile input must not overflow the stack; real programs nest a few levels).
-inline constexpr int kMaxCallDepth = 1000;
-
 struct DataflowOptions {};
 
 class DataflowAnalysis {
@@ -97,8 +93,6 @@ class DataflowAnalysis {
   int32_t UniqueValueAt(int32_t slot) const;
   const std::vector<HloValue>& values() const { return values_; }
   const HloValue& value(int32_t id) const { return values_[id]; }
-  // True when computations nested deeper than kMaxCallDepth were left out.
-  bool truncated() const { return truncated_; }
 
   // "name{1,0}" as XLA prints values in its live-range and buffer-assignment files: the index is
   // printed only when the instruction's shape is a tuple.
@@ -117,7 +111,6 @@ class DataflowAnalysis {
   std::vector<int32_t> slot_span_;     // slots in the subtree, itself included
   std::vector<std::vector<int32_t>> value_sets_;
   std::vector<HloValue> values_;
-  bool truncated_ = false;
 };
 
 // True when `user` may read the buffer at `index` of an operand (XLA's MayUseOperandValue):

@@ -80,9 +80,9 @@ class LiveRangeBuilder {
     return order;
   }
 
-  void Flatten(const HloComputation* computation, const HloComputation* async_context,
-               int depth = 0) {
-    if (depth > kMaxCallDepth || spans_.count(computation)) return;
+  // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).
+  void Flatten(const HloComputation* computation, const HloComputation* async_context) {
+    if (spans_.count(computation)) return;
     if (async_context != nullptr) async_context_[computation] = async_context;
     const int64_t start = static_cast<int64_t>(r_.sequence_.size());
     spans_[computation] = Span{start, start};  // marks it as in progress
@@ -92,22 +92,22 @@ class LiveRangeBuilder {
         case Opcode::kConditional:
           for (const ir::CalledComputation& called : instr->called_computations()) {
             if (called.computation != nullptr) {
-              Flatten(called.computation, async_context, depth + 1);
+              Flatten(called.computation, async_context);
             }
           }
           break;
         case Opcode::kAsyncStart:
           if (const HloComputation* wrapped = instr->Called("calls")) {
             async_start_of_[wrapped] = instr;
-            Flatten(wrapped, wrapped, depth + 1);
+            Flatten(wrapped, wrapped);
           }
           break;
         case Opcode::kWhile:
           if (const HloComputation* cond = instr->Called("condition")) {
-            Flatten(cond, async_context, depth + 1);
+            Flatten(cond, async_context);
           }
           if (const HloComputation* body = instr->Called("body")) {
-            Flatten(body, async_context, depth + 1);
+            Flatten(body, async_context);
           }
           break;
         default:

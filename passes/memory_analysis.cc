@@ -78,10 +78,6 @@ class PeakMemoryBuilder {
     result_.schedule_length = lr_.EndTime();
     result_.value_count = static_cast<int64_t>(df_.values().size());
     result_.buffer_count = static_cast<int64_t>(alias_.buffers().size());
-    if (df_.truncated()) {
-      result_.notes.push_back("computations nested more than " + std::to_string(kMaxCallDepth) +
-                              " calls deep were left out");
-    }
     if (options_.per_device_from_shardings) {
       result_.notes.push_back(
           "sizes per device from the shardings; instructions without one inherit a split from "
@@ -248,9 +244,8 @@ class PeakMemoryBuilder {
   std::vector<const ir::HloComputation*> CallersFirst() const {
     std::vector<const ir::HloComputation*> post_order;
     std::unordered_map<const ir::HloComputation*, bool> visited;
-    std::function<void(const ir::HloComputation*, int)> visit = [&](const ir::HloComputation* c,
-                                                                    int depth) {
-      if (depth > kMaxCallDepth || visited[c]) return;
+    std::function<void(const ir::HloComputation*)> visit = [&](const ir::HloComputation* c) {
+      if (visited[c]) return;
       visited[c] = true;
       for (const HloInstruction* instr : c->instructions) {
         std::vector<const ir::HloComputation*> callees;
@@ -263,13 +258,13 @@ class PeakMemoryBuilder {
         }
         for (const ir::HloComputation* callee : callees) {
           if (callee != nullptr && df_.Context(callee) == CallContext::kControlFlow) {
-            visit(callee, depth + 1);
+            visit(callee);
           }
         }
       }
       post_order.push_back(c);
     };
-    visit(module_.entry, 0);
+    visit(module_.entry);
     std::reverse(post_order.begin(), post_order.end());
     return post_order;
   }

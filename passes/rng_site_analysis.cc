@@ -59,16 +59,24 @@ bool IsThreefryLoopState(const ir::Shape& shape) {
 }
 
 // Calls `visit` on every instruction of `computation` and of the computations it calls (fusion
-// bodies included), depth-limited.
+// bodies included), once per call: a helper called from 20 places is seen 20 times, as the
+// rotation counts below need. The recursion is as deep as the call graph (at most
+// ir::kMaxCallNesting); a budget of visits bounds call DAGs, which have exponentially many paths.
 void ForEachNested(const HloComputation* computation,
-                   const std::function<void(const HloInstruction*)>& visit, int depth = 0) {
-  if (computation == nullptr || depth > 16) return;
-  for (const HloInstruction* instr : computation->instructions) {
-    visit(instr);
-    for (const ir::CalledComputation& called : instr->called_computations()) {
-      ForEachNested(called.computation, visit, depth + 1);
+                   const std::function<void(const HloInstruction*)>& visit) {
+  constexpr int64_t kMaxVisits = int64_t{1} << 20;
+  int64_t visits = 0;
+  std::function<void(const HloComputation*)> walk = [&](const HloComputation* c) {
+    if (c == nullptr) return;
+    for (const HloInstruction* instr : c->instructions) {
+      if (++visits > kMaxVisits) return;
+      visit(instr);
+      for (const ir::CalledComputation& called : instr->called_computations()) {
+        walk(called.computation);
+      }
     }
-  }
+  };
+  walk(computation);
 }
 
 // The scalar integer a constant (or broadcast of a constant) holds, if it is one.
@@ -469,10 +477,13 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
 std::vector<std::vector<const HloInstruction*>> RngSiteFinder::CallChains(
     const HloComputation* computation) {
   constexpr size_t kMaxCallChains = 4096;
+  // Paths up a call DAG are exponentially many even where few reach the entry: bounded too.
+  constexpr int64_t kMaxSteps = int64_t{1} << 20;
+  int64_t steps = 0;
   std::vector<std::vector<const HloInstruction*>> chains;
   std::vector<const HloInstruction*> path;
-  std::function<void(const HloComputation*, int)> up = [&](const HloComputation* c, int depth) {
-    if (chains.size() >= kMaxCallChains || depth > 64) return;
+  std::function<void(const HloComputation*)> up = [&](const HloComputation* c) {
+    if (chains.size() >= kMaxCallChains || ++steps > kMaxSteps) return;
     if (c == module_.entry) {
       if (!path.empty()) chains.emplace_back(path.rbegin(), path.rend());
       return;
@@ -481,11 +492,11 @@ std::vector<std::vector<const HloInstruction*>> RngSiteFinder::CallChains(
     if (callers == callers_.end()) return;
     for (const HloInstruction* call : callers->second) {
       path.push_back(call);
-      up(call->parent, depth + 1);
+      up(call->parent);
       path.pop_back();
     }
   };
-  up(computation, 0);
+  up(computation);
   return chains;
 }
 

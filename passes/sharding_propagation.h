@@ -29,13 +29,15 @@
 #include <vector>
 
 #include "ir/hlo.h"
+#include "ir/limits.h"
 #include "passes/mesh_sharding.h"
 
 namespace spmdsim::passes {
 
 struct ShardingPropagationOptions {
-  // Nesting of calls and loops walked; deeper calls produce kUnknown (hostile input guard).
-  int max_call_depth = 64;
+  // Nesting of calls and loops walked; deeper calls produce kUnknown. The parser already bounds
+  // nesting at ir::kMaxCallNesting, so by default every call is entered.
+  int max_call_depth = ir::kMaxCallNesting;
   // Instructions walked in all (call sites count separately, so a call tree can multiply the
   // module's size); past this, calls are not entered and their results are kUnknown. The seed
   // model's step walks ~25k.
