@@ -1,8 +1,29 @@
 // spmdsim: what a sharded XLA program will cost, from its HLO dump.
 #include <algorithm>
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "analyzer/command.h"
+
+namespace {
+
+// Runs the command; an exception that escapes it (memory exhausted, or a defect) ends the run
+// with a message and exit 2 rather than an abort, and with nothing half-written on stdout for
+// the JSON formats (they print their document at the end).
+int RunGuarded(const spmdsim::analyzer::RunFn& run) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "spmdsim: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "spmdsim: error: internal error: " << e.what()
+              << " (a defect of spmdsim: please report it with the input)\n";
+  }
+  return spmdsim::analyzer::kExitUsage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace spmdsim::analyzer;
@@ -30,7 +51,7 @@ int main(int argc, char** argv) {
     const int deferred = DeferredLoadExitCode();
     return status == kExitUsage || deferred == kExitOk ? status : std::max(status, deferred);
   };
-  if (run) return finish(run());
+  if (run) return finish(RunGuarded(run));
   // No subcommand: the demo. Memory and collectives of the real dump compiled into the binary.
   int status = kExitOk;
   for (const char* name : {"analyze", "collectives"}) {
@@ -38,7 +59,7 @@ int main(int argc, char** argv) {
     app.get_subcommand(name)->parse(std::vector<std::string>{});
     if (!run) return kExitUsage;
     if (status == kExitOk) std::cout << (name[0] == 'a' ? "" : "\n");
-    status = std::max(status, run());
+    status = std::max(status, RunGuarded(run));
   }
   return finish(status);
 }
