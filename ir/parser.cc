@@ -310,6 +310,17 @@ class HloParser {
       pending_parameters_.push_back({instr, number.offset});
     } else {
       ParseOperands(*instr);
+      // The analyses index a tuple's elements by operand (XLA's verifier checks the same).
+      if (instr->opcode == Opcode::kTuple &&
+          (!instr->shape.IsTuple() ||
+           instr->shape.tuple_shapes().size() != instr->operands.size())) {
+        reader_.Fail(opcode,
+                     "tuple has " + std::to_string(instr->operands.size()) +
+                         " operands but its shape has " +
+                         (instr->shape.IsTuple()
+                              ? std::to_string(instr->shape.tuple_shapes().size()) + " elements"
+                              : std::string("no tuple")));
+      }
     }
     // Numbered after its operands: the get-tuple-elements of compact operands come first.
     instr->id = NextInstructionId();

@@ -187,6 +187,14 @@ TEST_CASE("topology JSON: fields and errors") {
       R"({"devices_per_node": 8, "intra_node": {"latency_us": 1, "bus_bandwidth_GBps": 0}})",
       error));
   CHECK(error.find("bus_bandwidth_GBps") != std::string::npos);
+  // A name of another type is an error, not an exception (fuzz finding: type_error.302).
+  const std::string link = R"("intra_node": {"latency_us": 1, "bus_bandwidth_GBps": 100)";
+  CHECK_FALSE(ParseTopologyJson(R"({"name": 7, "devices_per_node": 8, )" + link + "}}", error));
+  CHECK(error == "topology: \"name\" must be a string");
+  CHECK_FALSE(ParseTopologyJson(
+      R"({"devices_per_node": 8, "intra_node": {"name": [], "latency_us": 1, "bus_bandwidth_GBps": 1}})",
+      error));
+  CHECK(error == "topology: \"intra_node.name\" must be a string");
 }
 
 }  // namespace

@@ -18,9 +18,9 @@ using Axes = std::vector<int>;
 int64_t WireBytes(const std::string& kind, int64_t bytes, int64_t n) {
   if (kind == "collective-permute" || kind == "send") return bytes;
   if (n <= 1) return 0;
-  if (kind == "all-reduce") return ir::SaturatingMul(bytes, 2 * (n - 1)) / n;
+  if (kind == "all-reduce") return ir::SaturatingMulDiv(bytes, 2 * (n - 1), n);
   if (kind == "all-gather" || kind == "reduce-scatter" || kind == "all-to-all") {
-    return ir::SaturatingMul(bytes, n - 1) / n;
+    return ir::SaturatingMulDiv(bytes, n - 1, n);
   }
   return bytes;
 }

@@ -1,16 +1,33 @@
 #include "passes/topology.h"
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace spmdsim::passes {
 namespace {
+
+// j[key] when it is a string, `fallback` when absent; false (and `error`) when it is another type.
+bool StringField(const nlohmann::json& j, const char* key, const std::string& fallback,
+                 std::string& out, std::string& error, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    out = fallback;
+    return true;
+  }
+  if (!it->is_string()) {
+    error = "topology: \"" + where + key + "\" must be a string";
+    return false;
+  }
+  out = it->get<std::string>();
+  return true;
+}
 
 bool ParseLink(const nlohmann::json& j, const char* field, LinkClass& link, std::string& error) {
   if (!j.is_object()) {
     error = std::string("topology: \"") + field + "\" must be an object";
     return false;
   }
-  link.name = j.value("name", std::string(field));
+  if (!StringField(j, "name", field, link.name, error, std::string(field) + ".")) return false;
   const auto latency = j.find("latency_us");
   const auto bandwidth = j.find("bus_bandwidth_GBps");
   if (latency == j.end() || !latency->is_number() || latency->get<double>() < 0) {
@@ -36,9 +53,11 @@ std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& er
     return std::nullopt;
   }
   Topology topology;
-  topology.name = j.value("name", std::string("custom"));
-  topology.description = j.value("description", std::string());
-  topology.source = j.value("source", std::string());
+  if (!StringField(j, "name", "custom", topology.name, error, "") ||
+      !StringField(j, "description", "", topology.description, error, "") ||
+      !StringField(j, "source", "", topology.source, error, "")) {
+    return std::nullopt;
+  }
   const auto per_node = j.find("devices_per_node");
   if (per_node == j.end() || !per_node->is_number_integer() || per_node->get<int64_t>() < 1) {
     error = "topology: \"devices_per_node\" must be an integer >= 1";
