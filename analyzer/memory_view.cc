@@ -7,7 +7,6 @@
 #include <map>
 
 #include "analyzer/human_units.h"
-#include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
 
@@ -107,12 +106,8 @@ MemoryReport BuildMemoryReport(const ModuleInput& input,
     xla.source = FileName(paths.buffer_assignment);
   }
   if (!xla.source.empty()) {
-    ir::WideTotal peak;
-    peak.Add(xla.argument_bytes);
-    peak.Add(xla.output_bytes);
-    peak.Subtract(xla.alias_bytes);
-    peak.Add(xla.temp_bytes);
-    xla.peak_bytes = peak.Value();
+    xla.peak_bytes =
+        passes::PeakBytes(xla.argument_bytes, xla.output_bytes, xla.alias_bytes, xla.temp_bytes);
   }
   return report;
 }

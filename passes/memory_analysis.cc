@@ -89,12 +89,8 @@ class PeakMemoryBuilder {
     SimulateHeap();
     PackHeap();
     CombineTemp();
-    ir::WideTotal peak;
-    peak.Add(result_.argument_bytes);
-    peak.Add(result_.output_bytes);
-    peak.Subtract(result_.alias_bytes);
-    peak.Add(result_.temp_bytes);
-    result_.peak_bytes = peak.Value();
+    result_.peak_bytes = PeakBytes(result_.argument_bytes, result_.output_bytes,
+                                   result_.alias_bytes, result_.temp_bytes);
     ListLiveAtPeak();
     BuildTimeline();
     return std::move(result_);
@@ -790,6 +786,15 @@ class PeakMemoryBuilder {
 };
 
 }  // namespace
+
+int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp) {
+  ir::WideTotal peak;
+  peak.Add(argument);
+  peak.Add(output);
+  peak.Subtract(alias);
+  peak.Add(temp);
+  return peak.Value();
+}
 
 PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
                                    const MemoryAnalysisOptions& options) {

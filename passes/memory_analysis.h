@@ -126,6 +126,10 @@ struct PeakMemoryResult {
   int64_t temp_buffer_count = 0;
 };
 
+// argument + output - alias + temp, XLA's peak of a module, summed in 128 bits and saturated at
+// INT64_MAX (a hostile module's sizes can pass 2^63 together).
+int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp);
+
 PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
                                    const MemoryAnalysisOptions& options = {});
 
