@@ -4,10 +4,19 @@
 
 #include <limits>
 
+#include "analyzer/json_text.h"
+
 namespace spmdsim::analyzer {
 namespace {
 
 using nlohmann::json;
+
+// A value found where another was expected, for an error message: a scalar as written, an array
+// or object by its type (writing one out would copy and recurse through all of its nesting).
+std::string Describe(const json& value) {
+  if (value.is_structured()) return std::string("an ") + value.type_name();
+  return JsonText(value, -1);
+}
 
 // Reads `object[key]` as a non-negative int64; false (and `error`) otherwise.
 bool ReadBytes(const json& object, const char* key, const std::string& where, int64_t& value,
@@ -26,7 +35,8 @@ bool ReadBytes(const json& object, const char* key, const std::string& where, in
     value = it->get<int64_t>();
     return true;
   }
-  error = fmt::format("{}.{}: expected a non-negative integer, found {}", where, key, it->dump());
+  error =
+      fmt::format("{}.{}: expected a non-negative integer, found {}", where, key, Describe(*it));
   return false;
 }
 
@@ -39,7 +49,7 @@ bool ReadString(const json& object, const char* key, const std::string& where, b
     return false;
   }
   if (!it->is_string()) {
-    error = fmt::format("{}.{}: expected a string, found {}", where, key, it->dump());
+    error = fmt::format("{}.{}: expected a string, found {}", where, key, Describe(*it));
     return false;
   }
   value = it->get<std::string>();
@@ -177,16 +187,21 @@ std::optional<std::vector<ModuleFigures>> ParseBaseline(std::string_view text, s
     error = fmt::format("not JSON ({})", e.what());
     return std::nullopt;
   }
-  if (!j.is_object() || j.value("kind", json()) != json(kBaselineKind)) {
+  // Members are looked at in place: json::value() would copy them, recursing through however
+  // deep the file nests them.
+  const auto kind = j.is_object() ? j.find("kind") : j.end();
+  if (kind == j.end() || !kind->is_string() ||
+      kind->get_ref<const std::string&>() != kBaselineKind) {
     error = fmt::format(
         "not an spmdsim baseline (expected \"kind\": \"{}\"; write one with "
         "`spmdsim check --write-baseline FILE`)",
         kBaselineKind);
     return std::nullopt;
   }
-  if (j.value("schema_version", json()) != json(kBaselineSchemaVersion)) {
+  const auto version = j.find("schema_version");
+  if (version == j.end() || version->is_structured() || *version != json(kBaselineSchemaVersion)) {
     error = fmt::format("schema_version {} is not supported (this spmdsim reads {})",
-                        j.value("schema_version", json()).dump(), kBaselineSchemaVersion);
+                        version == j.end() ? "null" : Describe(*version), kBaselineSchemaVersion);
     return std::nullopt;
   }
   const auto modules = j.find("modules");

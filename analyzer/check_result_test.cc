@@ -143,5 +143,26 @@ TEST_CASE("baseline file: round trip and errors a user can act on") {
   CHECK(error == "modules[0].findings[0].op_name: missing");
 }
 
+// Found by analyzer/companion_files_fuzzer.cc: a deeply nested value was copied and written into
+// the error message recursively, overflowing the stack.
+TEST_CASE("baseline file: a value nested 200000 deep is refused with a short message") {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  std::string error;
+  CHECK(!ParseBaseline(R"({"kind": "spmdsim-baseline", "schema_version": )" + deep + "}", error));
+  CHECK(error == "schema_version an array is not supported (this spmdsim reads 1)");
+  CHECK(!ParseBaseline(R"({"schema_version": 1, "kind": )" + deep + "}", error));
+  CHECK(error.rfind("not an spmdsim baseline", 0) == 0);
+  CHECK(!ParseBaseline(R"({"schema_version": 1, "kind": "spmdsim-baseline",
+      "modules": [{"name": "f", "stage": "after_optimizations", "peak_bytes": )" +
+                           deep + "}]}",
+                       error));
+  CHECK(error == "modules[0].peak_bytes: expected a non-negative integer, found an array");
+  CHECK(!ParseBaseline(R"({"schema_version": 1, "kind": "spmdsim-baseline",
+      "modules": [{"name": )" +
+                           deep + "}]}",
+                       error));
+  CHECK(error == "modules[0].name: expected a string, found an array");
+}
+
 }  // namespace
 }  // namespace spmdsim::analyzer

@@ -1,9 +1,11 @@
 #include "analyzer/xla_memory_files.h"
 
 #include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "analyzer/input_loader.h"
+#include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
 
@@ -51,6 +53,13 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// a - b, saturating at INT64_MIN / INT64_MAX instead of wrapping.
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t result = 0;
+  if (__builtin_sub_overflow(a, b, &result)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return result;
+}
+
 //  value: <6930 param.39 @0> (size=65536,offset=0): f32[256,64]{1,0}
 //  value: <8100 while.978{3} (phi) @0> (size=4,offset=1385152): u32[]
 bool ParseValueLine(std::string_view line, XlaBufferAssignment::Value& value) {
@@ -72,7 +81,8 @@ bool ParseValueLine(std::string_view line, XlaBufferAssignment::Value& value) {
   }
   value.is_phi = inner.find("(phi)") != std::string_view::npos;
   std::string_view rest = line.substr(close + 1);
-  if (!IntAfter(rest, "size=", value.size) || !IntAfter(rest, "offset=", value.offset)) {
+  if (!IntAfter(rest, "size=", value.size) || !IntAfter(rest, "offset=", value.offset) ||
+      value.size < 0 || value.offset < 0) {
     return false;
   }
   const size_t colon = rest.find("): ");
@@ -84,7 +94,7 @@ bool ParseValueLine(std::string_view line, XlaBufferAssignment::Value& value) {
 bool ParseAllocationLine(std::string_view line, XlaBufferAssignment::Allocation& allocation) {
   std::string_view rest = line.substr(std::string_view("allocation ").size());
   if (!TakeInt(rest, allocation.index)) return false;
-  if (!IntAfter(rest, "size ", allocation.size)) return false;
+  if (!IntAfter(rest, "size ", allocation.size) || allocation.size < 0) return false;
   // Shapes between '|' may hold commas; blank them before looking at the flags.
   std::string flags;
   bool in_shape = false;
@@ -110,7 +120,7 @@ bool ParseAllocationLine(std::string_view line, XlaBufferAssignment::Allocation&
 int64_t XlaBufferAssignment::ArgumentBytes() const {
   int64_t total = 0;
   for (const Allocation& a : allocations) {
-    if (a.parameter >= 0) total += a.size;
+    if (a.parameter >= 0) total = ir::SaturatingAdd(total, a.size);
   }
   return total;
 }
@@ -118,7 +128,7 @@ int64_t XlaBufferAssignment::ArgumentBytes() const {
 int64_t XlaBufferAssignment::OutputBytes() const {
   int64_t total = 0;
   for (const Allocation& a : allocations) {
-    if (a.maybe_live_out) total += a.size;
+    if (a.maybe_live_out) total = ir::SaturatingAdd(total, a.size);
   }
   return total;
 }
@@ -126,7 +136,7 @@ int64_t XlaBufferAssignment::OutputBytes() const {
 int64_t XlaBufferAssignment::AliasBytes() const {
   int64_t total = 0;
   for (const Allocation& a : allocations) {
-    if (a.parameter >= 0 && a.maybe_live_out) total += a.size;
+    if (a.parameter >= 0 && a.maybe_live_out) total = ir::SaturatingAdd(total, a.size);
   }
   return total;
 }
@@ -134,7 +144,7 @@ int64_t XlaBufferAssignment::AliasBytes() const {
 int64_t XlaBufferAssignment::TempBytes() const {
   int64_t total = 0;
   for (const Allocation& a : allocations) {
-    if (a.preallocated_temp) total += a.size;
+    if (a.preallocated_temp) total = ir::SaturatingAdd(total, a.size);
   }
   return total;
 }
@@ -245,8 +255,8 @@ std::optional<XlaLiveRange> ParseXlaLiveRange(std::string_view text, std::string
         XlaLiveRange::PeakEntry entry;
         entry.value = std::string(trimmed.substr(0, colon));
         std::string_view bytes = trimmed.substr(colon + 2);
-        if (!TakeInt(bytes, entry.bytes)) break;
-        result.peak_live_bytes += entry.bytes;
+        if (!TakeInt(bytes, entry.bytes) || entry.bytes < 0) break;
+        result.peak_live_bytes = ir::SaturatingAdd(result.peak_live_bytes, entry.bytes);
         result.live_at_peak.push_back(std::move(entry));
         break;
       }
@@ -267,8 +277,10 @@ int64_t XlaMemoryAnalysis::Field(const std::string& name) const {
 }
 
 int64_t XlaMemoryAnalysis::PeakBytes() const {
-  return Field("argument_size_in_bytes") + Field("output_size_in_bytes") -
-         Field("alias_size_in_bytes") + Field("temp_size_in_bytes");
+  const int64_t live =
+      ir::SaturatingAdd(Field("argument_size_in_bytes"), Field("output_size_in_bytes"));
+  return ir::SaturatingAdd(SaturatingSub(live, Field("alias_size_in_bytes")),
+                           Field("temp_size_in_bytes"));
 }
 
 std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, std::string& error) {
@@ -279,6 +291,11 @@ std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, s
   }
   XlaMemoryAnalysis result;
   for (const auto& [key, value] : json.items()) {
+    // Unsigned values past INT64_MAX are not sizes this reader can hold: left out.
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      continue;
+    }
     if (value.is_number_integer()) result.fields[key] = value.get<int64_t>();
   }
   if (!result.fields.count("temp_size_in_bytes")) {

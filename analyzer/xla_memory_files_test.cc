@@ -3,6 +3,7 @@
 #include "analyzer/xla_memory_files.h"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 namespace spmdsim::analyzer {
 namespace {
@@ -106,6 +107,65 @@ TEST_CASE("text in another format is refused with a reason") {
   CHECK_FALSE(ParseXlaMemoryAnalysis("[1, 2]", error));
   CHECK_FALSE(ParseXlaMemoryAnalysis("{\"x\": 1}", error));
   CHECK_FALSE(ParseXlaBufferAssignment("allocation x: size 4\n", error));
+}
+
+// Found by analyzer/companion_files_fuzzer.cc: the totals of hostile files overflowed int64.
+TEST_CASE("buffer assignment: totals saturate at INT64_MAX and negative sizes are refused") {
+  constexpr std::string_view kHuge =
+      R"(allocation 0: size 9223372036854775807, parameter 0, maybe-live-out:
+allocation 1: size 9223372036854775807, parameter 1, maybe-live-out:
+allocation 2: size 9223372036854775807, preallocated-temp:
+allocation 3: size 9223372036854775807, preallocated-temp:
+)";
+  std::string error;
+  const auto parsed = ParseXlaBufferAssignment(kHuge, error);
+  REQUIRE(parsed);
+  CHECK(parsed->ArgumentBytes() == INT64_MAX);
+  CHECK(parsed->OutputBytes() == INT64_MAX);
+  CHECK(parsed->AliasBytes() == INT64_MAX);
+  CHECK(parsed->TempBytes() == INT64_MAX);
+
+  CHECK_FALSE(
+      ParseXlaBufferAssignment("allocation 0: size -9223372036854775808, parameter 0:\n", error));
+  CHECK(error == "line 1: unreadable allocation line");
+  CHECK_FALSE(ParseXlaBufferAssignment(
+      "allocation 0: size 8, parameter 0:\n value: <1 p @0> (size=-8,offset=0): u32[2]\n", error));
+  CHECK(error == "line 2: unreadable value line");
+}
+
+TEST_CASE("live range: the total live at the peak saturates at INT64_MAX") {
+  constexpr std::string_view kText = R"(HloLiveRange (max 3):
+  Live ranges at 1 (peak):
+    a{}: 9223372036854775807 bytes (cumulative: 9223372036854775807 bytes)
+    b{}: 9223372036854775807 bytes (cumulative: 9223372036854775807 bytes)
+    c{}: -5 bytes (cumulative: 0 bytes)
+)";
+  std::string error;
+  const auto parsed = ParseXlaLiveRange(kText, error);
+  REQUIRE(parsed);
+  CHECK(parsed->live_at_peak.size() == 2);  // the negative entry is not a size
+  CHECK(parsed->peak_live_bytes == INT64_MAX);
+}
+
+TEST_CASE("memory_analysis.json: the peak saturates and values past INT64_MAX are left out") {
+  std::string error;
+  const auto huge = ParseXlaMemoryAnalysis(
+      R"({"argument_size_in_bytes": 9223372036854775807, "output_size_in_bytes": 1,
+          "alias_size_in_bytes": -9223372036854775808, "temp_size_in_bytes": 9223372036854775807})",
+      error);
+  REQUIRE(huge);
+  CHECK(huge->PeakBytes() == INT64_MAX);
+  const auto low = ParseXlaMemoryAnalysis(
+      R"({"argument_size_in_bytes": -9223372036854775808, "output_size_in_bytes": 0,
+          "alias_size_in_bytes": 9223372036854775807, "temp_size_in_bytes": 0})",
+      error);
+  REQUIRE(low);
+  CHECK(low->PeakBytes() == INT64_MIN);
+  const auto unsigned_field = ParseXlaMemoryAnalysis(
+      R"({"argument_size_in_bytes": 18446744073709551615, "temp_size_in_bytes": 7})", error);
+  REQUIRE(unsigned_field);
+  CHECK(unsigned_field->fields.count("argument_size_in_bytes") == 0);
+  CHECK(unsigned_field->PeakBytes() == 7);
 }
 
 }  // namespace

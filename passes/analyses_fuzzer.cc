@@ -12,7 +12,9 @@
 //     and the remat what-if of both (passes::EstimateRematSavings, as `rng sites` and
 //     module_report.cc call it).
 // Inputs that do not parse are rejected right after the parser; the work an accepted module
-// costs is bounded by the fuzz input's size (tools/fuzz.sh: -max_len) and by kMaxInputBytes.
+// costs is bounded by the fuzz input's size (tools/fuzz.sh: -max_len) and by kMaxInputBytes, and
+// a module whose call sites expand past testing::kMaxCallSiteInstructions (slow by design: sharding
+// propagation walks every call site, testing/fuzz_budget.h) is skipped.
 //
 // A finding is a sanitizer report (ASan/UBSan), a crash, a timeout or an OOM. Build and run with
 // tools/fuzz.sh --target analyses; replay with `build-fuzz/passes/analyses_fuzzer FILE`.
@@ -36,6 +38,7 @@
 #include "passes/sharding_sizes.h"
 #include "passes/stats_analysis.h"
 #include "passes/topology.h"
+#include "testing/fuzz_budget.h"
 
 namespace spmdsim {
 namespace {
@@ -163,6 +166,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "fuzz.hlo", std::string(reinterpret_cast<const char*>(data), size));
   const spmdsim::ir::ParseResult parsed = spmdsim::ir::ParseHloText(source);
   if (!parsed.ok()) return -1;  // the parser fuzzer covers what does not parse
+  for (const auto& module : parsed.modules) {
+    // Slow by design (testing/fuzz_budget.h), not analysed.
+    if (spmdsim::testing::CallSiteInstructionCount(*module) >
+        spmdsim::testing::kMaxCallSiteInstructions) {
+      return -1;
+    }
+  }
   for (const auto& module : parsed.modules) spmdsim::AnalyzeModule(*module);
   return 0;
 }

@@ -1,7 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the seed inputs of the HLO parser fuzzer (ir/hlo_parser_fuzzer.cc) from testdata/.
+"""Writes the seed inputs of the fuzzers (tools/fuzz.sh) from testdata/.
 
-    tools/fuzz_seeds.py TESTDATA_DIR OUT_DIR [--max-len BYTES]
+    tools/fuzz_seeds.py TESTDATA_DIR OUT_DIR [--max-len BYTES]               # HLO text
+    tools/fuzz_seeds.py TESTDATA_DIR OUT_DIR [--max-len BYTES] --companion   # other files
+
+HLO text seeds the parser (ir/hlo_parser_fuzzer.cc), the analyses (passes/analyses_fuzzer.cc) and
+the views (analyzer/views_fuzzer.cc). With --companion the seeds are the files
+analyzer/companion_files_fuzzer.cc reads, each prefixed by the byte that selects its reader there
+(see COMPANION_READERS): excerpts of the buffer-assignment, live-range and memory-usage-report
+files and the memory_analysis.json of every manifest program, the baseline JSON texts of the
+analyzer tests and baselines in the form `spmdsim check --write-baseline` writes, the OOM logs of
+testdata/oom/, and the topology presets (analyzer/topologies/).
 
 Small inputs mutate fast, so the small programs' dumps (manifest "size": "small") are split into
 valid modules of one computation each: a short header ("HloModule name" plus its short
@@ -168,11 +177,139 @@ def attribute_values(text):
     return values
 
 
+# The reader each selector byte (input byte 0, modulo 7) chooses in
+# analyzer/companion_files_fuzzer.cc.
+COMPANION_READERS = {
+    "buffer_assignment": 0,
+    "live_range": 1,
+    "memory_usage_report": 2,
+    "memory_analysis": 3,
+    "baseline": 4,
+    "oom": 5,
+    "topology": 6,
+}
+
+# A raw string literal of a C++ test: R"(...)" or R"delim(...)delim".
+RAW_STRING = re.compile(r'R"([^(\s]*)\((.*?)\)\1"', re.S)
+
+
+def excerpts(text, max_len):
+    """Small files of the same format as a large line-based one: its first lines, and one file
+    with at most two lines of each line form (digits ignored), in order."""
+    lines = text.split("\n")
+    prefix, size = [], 0
+    for line in lines:
+        size += len(line) + 1
+        if size > max_len // 4:
+            break
+        prefix.append(line)
+    forms, seen, size = [], {}, 0
+    for line in lines:
+        form = re.sub(r"\d+", "0", line)[:40]
+        if seen.get(form, 0) >= 2:
+            continue
+        seen[form] = seen.get(form, 0) + 1
+        size += len(line) + 1
+        if size > max_len - 1:
+            break
+        forms.append(line)
+    return ["\n".join(prefix) + "\n", "\n".join(forms) + "\n"]
+
+
+def baseline(modules):
+    """A baseline as `spmdsim check --write-baseline` writes it (analyzer/baseline.cc)."""
+    return json.dumps({"schema_version": 1, "kind": "spmdsim-baseline", "modules": modules},
+                      indent=2) + "\n"
+
+
+def baseline_module(name, stage, figures, findings):
+    module = {"name": name, "file": "dump/module_0000." + name + "." + stage + ".txt.gz",
+              "stage": stage}
+    for key in ("peak_bytes", "temp_bytes", "argument_bytes", "output_bytes", "alias_bytes",
+                "wire_bytes_per_device"):
+        module[key] = figures.get(key, 0)
+    module["wire_by_kind"] = figures.get("wire_by_kind", {})
+    module["rng_materialized_bytes"] = figures.get("rng_materialized_bytes", 0)
+    module["findings"] = findings
+    return module
+
+
+def companion_seeds(testdata, tests, write, max_len):
+    manifest = json.loads((testdata / "manifest.json").read_text())
+    forms = set()
+
+    def write_as(kind, text):
+        data = bytes([COMPANION_READERS[kind]]) + text.encode("utf-8")
+        form = re.sub(rb"\d+", b"0", data)
+        if form not in forms:
+            forms.add(form)
+            write(data)
+
+    modules = []
+    for program in manifest["programs"]:
+        files = program["files"]
+        for kind in ("buffer_assignment", "live_range", "memory_usage_report"):
+            if files.get(kind):
+                for text in excerpts(read_text(testdata / files[kind]), max_len):
+                    write_as(kind, text)
+        if files.get("memory_analysis"):
+            text = read_text(testdata / files["memory_analysis"])
+            write_as("memory_analysis", text)
+            m = json.loads(text)
+            temp = m.get("temp_size_in_bytes", 0)
+            argument = m.get("argument_size_in_bytes", 0)
+            output = m.get("output_size_in_bytes", 0)
+            alias = m.get("alias_size_in_bytes", 0)
+            findings = []
+            if program.get("remat") is False or program.get("remat") == "none":
+                findings.append({"kind": "rng-key-residual",
+                                 "op_name": "jit(train_step)/jit(main)/jvp()/threefry2x32",
+                                 "site": "while.12", "bytes": 402653184})
+            modules.append(baseline_module(
+                program["name"], "after_optimizations",
+                {"peak_bytes": argument + output - alias + temp, "temp_bytes": temp,
+                 "argument_bytes": argument, "output_bytes": output, "alias_bytes": alias,
+                 "wire_bytes_per_device": 927367, "wire_by_kind": {"all-reduce": 927367},
+                 "rng_materialized_bytes": 4096}, findings))
+    # Baselines of one, two and every few modules, and the baseline texts of the tests.
+    for i in range(0, len(modules), 9):
+        write_as("baseline", baseline(modules[i:i + 1]))
+        write_as("baseline", baseline(modules[i:i + 3]))
+    write_as("baseline", baseline([]))
+    for test in sorted(tests.glob("*_test.cc")):
+        for match in RAW_STRING.finditer(test.read_text()):
+            if "spmdsim-baseline" in match.group(2) or "schema_version" in match.group(2):
+                write_as("baseline", match.group(2))
+            if "Memory Space:" in match.group(2):
+                write_as("memory_usage_report", match.group(2))
+            if "HloLiveRange" in match.group(2):
+                write_as("live_range", match.group(2))
+            if "allocation " in match.group(2):
+                write_as("buffer_assignment", match.group(2))
+            if "temp_size_in_bytes" in match.group(2):
+                write_as("memory_analysis", match.group(2))
+            if "Buffer " in match.group(2) and "Size:" in match.group(2):
+                write_as("oom", match.group(2))
+    for log in sorted((testdata / "oom").glob("*.log")):
+        text = read_text(log)
+        write_as("oom", text)
+        # One buffer of the listing, with the header XLA prints before it.
+        first = text.split("\n\n")[0]
+        write_as("oom", "BufferAssignment OOM Debugging.\nBufferAssignment stats:\n"
+                 "             parameter allocation:    1.50GiB\n" + first + "\n")
+    for topology in sorted((tests / "topologies").glob("*.json")):
+        write_as("topology", topology.read_text())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("testdata", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--max-len", type=int, default=16384)
+    parser.add_argument("--companion", action="store_true",
+                        help="the seeds of analyzer/companion_files_fuzzer.cc")
+    parser.add_argument("--tests", type=Path, default=None,
+                        help="the analyzer tests and topologies (default: TESTDATA/../analyzer)")
     args = parser.parse_args()
     manifest = json.loads((args.testdata / "manifest.json").read_text())
     args.out.mkdir(parents=True, exist_ok=True)
@@ -187,6 +324,12 @@ def main():
         if digest not in written:
             written.add(digest)
             (args.out / ("seed-" + digest)).write_bytes(data)
+
+    if args.companion:
+        companion_seeds(args.testdata, args.tests or args.testdata.parent / "analyzer", write,
+                        args.max_len)
+        print(f"{len(written)} seeds in {args.out}", file=sys.stderr)
+        return
 
     seen_skeletons = set()
     values = set()
@@ -226,6 +369,11 @@ def main():
                     gz_left -= 1
     for value in sorted(values) + HAND_WRITTEN:
         write(value)
+    # The regression cases: malformed input of the parser, hostile modules of the analyses.
+    for folder in ("malformed", "hostile"):
+        for case in sorted((args.testdata / folder).glob("*")):
+            if case.is_file() and case.suffix not in (".expected", ".md"):
+                write(case.read_bytes())
     print(f"{len(written)} seeds in {args.out}", file=sys.stderr)
 
 

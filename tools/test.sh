@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh machine to every test passing: installs what is missing, builds with
 # warnings as errors, runs the unit and golden tests (ctest), the same tests under ASan+UBSan,
-# the parser fuzzer for 60 s, and the oracle check that regenerates testdata with the pinned JAX.
+# every fuzzer for 30 s (tools/fuzz.sh --all, docs/TESTING.md), and the oracle check that
+# regenerates testdata with the pinned JAX.
 #   tools/test.sh            # everything (CI)
 #   QUICK=1 tools/test.sh    # unit and golden tests only
 set -euo pipefail
@@ -27,6 +28,9 @@ if [[ -n "${QUICK:-}" ]]; then
   exit 0
 fi
 
+step "scale test: 200k instructions, 1,024 devices, calls 60 deep; every command in 10 s, 2 GiB"
+python3 tools/scale_test.py --spmdsim build-test/analyzer/spmdsim
+
 step "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # -O1 -g1 (line tables) keeps the sanitizer build's compile time down; the CUDA harness is
 # built and tested by the Release stage (its host code is the same CPU reference path).
@@ -35,8 +39,8 @@ BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo tools/build.sh -DSPMDSIM_WERROR=O
 ctest --test-dir build-asan --output-on-failure -j2
 
 if [[ -x tools/fuzz.sh ]]; then
-  step "parser fuzzer, 60 s"
-  tools/fuzz.sh 60
+  step "fuzzers: parser, analyses, views, companion files; 30 s each"
+  tools/fuzz.sh --all 30
 fi
 
 step "oracle: regenerate testdata with the pinned JAX and compare"

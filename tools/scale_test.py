@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Scale test (issue #16): a module of 200k instructions over 1,024 devices with a call chain 60
+deep, analysed by every command in under 10 s and 2 GB each.
+
+    python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
+
+Writes the module to a temporary directory, runs each command (wall time, and the child's own
+peak RSS from wait4), prints one line per command and exits 1 when any
+command fails, exceeds a limit or crashes. Not a timed unit test: CI runs it as a step and its
+figures go in the notes (docs/BENCHMARKS.md).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+INSTRUCTIONS = 200_000
+DEVICES = 1024
+DEPTH = 60
+TIME_LIMIT_S = 10.0
+RSS_LIMIT_BYTES = 2 << 30
+
+
+def build_module():
+    """Entry -> while -> call -> ... 60 levels; every level holds a slice of the elementwise
+    work, an all-reduce over 8 groups of 128, an all-gather, a collective-permute ring of 1,024
+    pairs and a fusion, so every analysis has work at every depth."""
+    per_level = INSTRUCTIONS // DEPTH
+    out = [f"HloModule scale, is_scheduled=true, num_partitions={DEVICES}\n"]
+    out.append("%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+               "  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n")
+    out.append("%fused (p: f32[128,256]) -> f32[128,256] {\n  %p = f32[128,256]{1,0} parameter(0)\n"
+               "  %e = f32[128,256]{1,0} exponential(%p)\n  ROOT %m = f32[128,256]{1,0} multiply(%e, %p)\n}\n")
+    out.append("%cond (t: (s32[], f32[128,256])) -> pred[] {\n  %t = (s32[], f32[128,256]{1,0}) parameter(0)\n"
+               "  %i = s32[] get-tuple-element(%t), index=0\n  %n = s32[] constant(4)\n"
+               "  ROOT %c = pred[] compare(%i, %n), direction=LT\n}\n")
+    pairs = ",".join(f"{{{d},{(d + 1) % DEVICES}}}" for d in range(DEVICES))
+    count = 0
+    for level in range(DEPTH):
+        body = []
+        body.append(f"%level{level} (t: (s32[], f32[128,256])) -> (s32[], f32[128,256]) {{")
+        body.append("  %t = (s32[], f32[128,256]{1,0}) parameter(0)")
+        body.append("  %i = s32[] get-tuple-element(%t), index=0")
+        body.append("  %v0 = f32[128,256]{1,0} get-tuple-element(%t), index=1")
+        prev = "v0"
+        k = 1
+        while k < per_level - 12:
+            op = ("add", "multiply", "subtract", "maximum")[k % 4]
+            body.append(f"  %v{k} = f32[128,256]{{1,0}} {op}(%{prev}, %v{max(0, k - 7)}), "
+                        f"metadata={{op_name=\"jit(step)/layer_{level}/op_{k}\" "
+                        f"source_file=\"model.py\" source_line={k % 900 + 1}}}")
+            prev = f"v{k}"
+            k += 1
+        body.append(f"  %ar = f32[128,256]{{1,0}} all-reduce(%{prev}), channel_id={3 * level + 1}, "
+                    f"replica_groups=[8,128]<=[{DEVICES}], use_global_device_ids=true, to_apply=%add")
+        body.append(f"  %ag = f32[128,2048]{{1,0}} all-gather(%ar), channel_id={3 * level + 2}, "
+                    f"replica_groups=[128,8]<=[8,128]T(1,0), dimensions={{1}}, use_global_device_ids=true")
+        body.append("  %sl = f32[128,256]{1,0} slice(%ag), slice={[0:128], [0:256]}")
+        body.append(f"  %cp = f32[128,256]{{1,0}} collective-permute(%sl), channel_id={3 * level + 3}, "
+                    f"source_target_pairs={{{pairs}}}")
+        body.append("  %f = f32[128,256]{1,0} fusion(%cp), kind=kLoop, calls=%fused")
+        if level + 1 < DEPTH:
+            body.append("  %inner.t = (s32[], f32[128,256]{1,0}) tuple(%i, %f)")
+            callee = f"%level{level + 1}"
+            if level % 2 == 0:
+                body.append(f"  %inner = (s32[], f32[128,256]{{1,0}}) call(%inner.t), to_apply={callee}")
+            else:
+                body.append(f"  %inner = (s32[], f32[128,256]{{1,0}}) while(%inner.t), condition=%cond, "
+                            f"body={callee}, backend_config={{\"known_trip_count\":{{\"n\":\"4\"}}}}")
+            body.append("  %r = f32[128,256]{1,0} get-tuple-element(%inner), index=1")
+        else:
+            body.append("  %r = f32[128,256]{1,0} copy(%f)")
+        body.append("  %one = s32[] constant(1)")
+        body.append("  %i1 = s32[] add(%i, %one)")
+        body.append("  ROOT %o = (s32[], f32[128,256]{1,0}) tuple(%i1, %r)")
+        body.append("}\n")
+        count += len(body) - 3
+        out.append("\n".join(body))
+    out.append("ENTRY %main (a: f32[128,256]) -> f32[128,256] {\n"
+               "  %a = f32[128,256]{1,0} parameter(0), sharding={devices=[8,128]<=[1024]}\n"
+               "  %z = s32[] constant(0)\n  %t0 = (s32[], f32[128,256]{1,0}) tuple(%z, %a)\n"
+               "  %w = (s32[], f32[128,256]{1,0}) call(%t0), to_apply=%level0\n"
+               "  ROOT %r = f32[128,256]{1,0} get-tuple-element(%w), index=1\n}\n")
+    return "\n".join(out), count
+
+
+def run(command, limit_s):
+    """Exit code, wall seconds, peak RSS in bytes (this child's own, from wait4) and stderr."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as err_file:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err_file)
+        deadline = start + limit_s * 6
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid != 0:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err_file.seek(0)
+        err = err_file.read().decode("utf-8", "replace")
+    return proc.returncode, wall, usage.ru_maxrss * 1024, err
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spmdsim", default="build/analyzer/spmdsim")
+    parser.add_argument("--keep", help="write the module here and keep it")
+    args = parser.parse_args()
+    text, count = build_module()
+    directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "module_0000.scale.cpu_after_optimizations.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"scale module: {count} instructions, {DEVICES} devices, call chain {DEPTH} deep, "
+          f"{len(text) / 1e6:.1f} MB ({path})")
+    baseline = os.path.join(directory, "baseline.json")
+    commands = [
+        ["stats", path],
+        ["analyze", path],
+        ["analyze", "--format", "json", path],
+        ["collectives", path],
+        ["collectives", "--format", "json", path],
+        ["rng", "sites", path],
+        ["rng", "sites", "--format", "json", path],
+        ["check", "--write-baseline", baseline, path],
+        ["check", "--baseline", baseline, path],
+        ["diff", path, path],
+        ["report", "-o", os.path.join(directory, "report.html"), path],
+    ]
+    failed = False
+    for command in commands:
+        code, wall, rss, err = run([args.spmdsim] + command, TIME_LIMIT_S)
+        rss_note = f"{rss / 2**20:.0f} MiB peak RSS"
+        ok = code in (0, 1) and wall <= TIME_LIMIT_S and rss <= RSS_LIMIT_BYTES
+        failed = failed or not ok
+        label = " ".join(c if c != path else "MODULE" for c in command)
+        label = label.replace(directory, "DIR")
+        print(f"  {'ok  ' if ok else 'FAIL'} {label:<48} exit {code:>2}  {wall:6.2f} s  {rss_note}")
+        if not ok and err:
+            print("       " + err.strip().splitlines()[0][:200])
+    if not args.keep:
+        for name in os.listdir(directory):
+            os.remove(os.path.join(directory, name))
+        os.rmdir(directory)
+    print(f"scale test: {'FAILED' if failed else 'passed'} (limits {TIME_LIMIT_S:.0f} s, "
+          f"{RSS_LIMIT_BYTES >> 30} GiB per command)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
