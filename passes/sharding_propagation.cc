@@ -703,13 +703,16 @@ class Walker {
 
   // True for a call, loop or conditional once the walk has used its instruction budget.
   bool OverBudget(const HloInstruction& instr) {
+    const auto needs = static_cast<int64_t>(result_.needs.size());
     if (instr.called_computations().empty() ||
-        result_.instructions_walked <= options_.max_instructions_walked) {
+        (result_.instructions_walked <= options_.max_instructions_walked &&
+         needs <= options_.max_needs)) {
       return false;
     }
     if (!budget_noted_) {
       result_.notes.push_back("walked " + std::to_string(result_.instructions_walked) +
-                              " instructions; the remaining calls were not entered");
+                              " instructions and recorded " + std::to_string(needs) +
+                              " communication needs; the remaining calls were not entered");
       budget_noted_ = true;
     }
     return true;

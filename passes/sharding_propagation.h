@@ -42,6 +42,10 @@ struct ShardingPropagationOptions {
   // module's size); past this, calls are not entered and their results are kUnknown. The seed
   // model's step walks ~25k.
   int64_t max_instructions_walked = 20'000'000;
+  // Communication needs recorded in all (each a predicted collective, kept with its dependency
+  // set, so memory grows with their square); past this, calls are not entered. A call DAG whose
+  // every path reaches a collective would otherwise record one per path (tens of GB).
+  int64_t max_needs = 1 << 13;
 };
 
 struct CommunicationNeed {

@@ -198,6 +198,12 @@ def main():
         write(f"{kind}_chain_256_deep.hlo", chain(kind, 127 if kind == "async" else 255, 1))
         write(f"{kind}_dag_30_levels.hlo", chain(kind, 30, 2))
     write("fusion_chain_257_deep.hlo", chain("fusion", 256, 1))
+    # The same DAG before optimizations with a sharded parameter: the collective prediction
+    # walks every call site, and recorded one communication need per path (23 GB at 30 levels).
+    write("call_dag_30_levels_sharded.before_optimizations.txt",
+          chain("call", 30, 2).replace(
+              "%a = f32[4]{0} parameter(0)\n  %x",
+              "%a = f32[4]{0} parameter(0), sharding={devices=[2]<=[2]}\n  %x"))
     write("fusion_dag_30_levels_in_place.hlo", fusion_dag_in_place(30))
     write("replica_count_2_40.hlo", header_only("replica_count=1099511627776"))
     write("num_partitions_2_40.hlo", header_only("num_partitions=1099511627776"))
