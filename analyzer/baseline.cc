@@ -183,7 +183,8 @@ std::optional<std::vector<ModuleFigures>> ParseBaseline(std::string_view text, s
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number past a double ("1e3081590284": fuzz finding).
     error = fmt::format("not JSON ({})", e.what());
     return std::nullopt;
   }

@@ -145,6 +145,15 @@ TEST_CASE("baseline file: round trip and errors a user can act on") {
 
 // Found by analyzer/companion_files_fuzzer.cc: a deeply nested value was copied and written into
 // the error message recursively, overflowing the stack.
+TEST_CASE("baseline file: a number past a double's range is refused with a message") {
+  std::string error;
+  CHECK_FALSE(ParseBaseline(
+      R"({"kind": "spmdsim-baseline", "schema_version": 1, "modules": [{"peak_bytes": 1e3081590284}]})",
+      error));
+  CHECK(error.rfind("not JSON (", 0) == 0);
+  CHECK(error.find("number overflow") != std::string::npos);
+}
+
 TEST_CASE("baseline file: a value nested 200000 deep is refused with a short message") {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   std::string error;
