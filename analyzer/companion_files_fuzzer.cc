@@ -54,6 +54,7 @@
 #include "ir/parser.h"
 #include "passes/collective_analysis.h"
 #include "passes/topology.h"
+#include "testing/fuzz_checks.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -103,18 +104,11 @@ ENTRY %main (param.0: f32[64], param.1: u32[2]) -> (f32[64], f32[8,8]) {
 )";
 
 [[noreturn]] void Failure(std::string_view what, std::string_view detail, std::string_view text) {
-  std::fprintf(stderr, "companion files fuzzer: %.*s: %.*s\n--- output ---\n%.*s\n",
-               static_cast<int>(what.size()), what.data(), static_cast<int>(detail.size()),
-               detail.data(), static_cast<int>(text.size()), text.data());
-  std::abort();
+  testing::FuzzFailure("companion files fuzzer", what, detail, text);
 }
 
 void CheckJson(std::string_view what, const std::string& text) {
-  try {
-    (void)nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    Failure(what, e.what(), text);
-  }
+  testing::CheckJsonParses("companion files fuzzer", what, text);
 }
 
 // Keeps a computed value alive without doing arithmetic on it.

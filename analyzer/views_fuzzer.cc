@@ -57,6 +57,7 @@
 #include "passes/rng_site_analysis.h"
 #include "passes/stats_analysis.h"
 #include "testing/fuzz_budget.h"
+#include "testing/fuzz_checks.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -66,19 +67,11 @@ constexpr size_t kMaxInputBytes = 64 * 1024;
 constexpr size_t kMaxModules = 4;
 
 [[noreturn]] void Failure(std::string_view what, std::string_view detail, std::string_view text) {
-  std::fprintf(stderr, "views fuzzer: %.*s: %.*s\n--- output ---\n%.*s\n",
-               static_cast<int>(what.size()), what.data(), static_cast<int>(detail.size()),
-               detail.data(), static_cast<int>(text.size()), text.data());
-  std::abort();
+  testing::FuzzFailure("views fuzzer", what, detail, text);
 }
 
-// A JSON output as a command writes it must parse back.
 void CheckJson(std::string_view what, const std::string& text) {
-  try {
-    (void)nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    Failure(what, e.what(), text);
-  }
+  testing::CheckJsonParses("views fuzzer", what, text);
 }
 
 // As the commands print a {"schema_version", "modules"} document.
