@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "ir/hlo.h"
 #include "ir/limits.h"
@@ -100,19 +101,13 @@ CallGraph CallGraph::Build(const HloModule& module) {
     }
   }
 
-  for (size_t i = 0; i < graph.callees_first_.size(); ++i) {
-    graph.position_.emplace(graph.callees_first_[i], i);
-  }
   // Longest chains, callers first: a computation's depth is final before its callees are seen.
-  graph.depth_.assign(graph.callees_first_.size(), 0);
-  for (size_t i = graph.callees_first_.size(); i-- > 0;) {
-    const HloComputation* caller = graph.callees_first_[i];
-    const int below = graph.depth_[i] + 1;
-    for (const HloInstruction* instr : caller->instructions) {
+  std::unordered_map<const HloComputation*, int> depth;
+  for (auto it = graph.callees_first_.rbegin(); it != graph.callees_first_.rend(); ++it) {
+    const int below = depth[*it] + 1;
+    for (const HloInstruction* instr : (*it)->instructions) {
       for (const CalledComputation& called : instr->called_computations()) {
         if (called.computation == nullptr) continue;
-        const auto it = graph.position_.find(called.computation);
-        if (it == graph.position_.end()) continue;
         if (below > kMaxCallNesting) {
           throw ParseError{CallOffset(*instr, called),
                            "calls nest more than " + std::to_string(kMaxCallNesting) +
@@ -121,40 +116,12 @@ CallGraph CallGraph::Build(const HloModule& module) {
                                " of a chain); spmdsim reads modules nested at most " +
                                std::to_string(kMaxCallNesting) + " levels"};
         }
-        int& depth = graph.depth_[it->second];
-        depth = std::max(depth, below);
-        graph.max_depth_ = std::max(graph.max_depth_, below);
+        int& d = depth[called.computation];
+        d = std::max(d, below);
       }
     }
   }
   return graph;
-}
-
-int CallGraph::Depth(const HloComputation& computation) const {
-  const auto it = position_.find(&computation);
-  return it == position_.end() ? 0 : depth_[it->second];
-}
-
-std::vector<const HloComputation*> CallGraph::ReachableFrom(const HloComputation& root) const {
-  std::vector<bool> reached(callees_first_.size(), false);
-  std::vector<const HloComputation*> todo{&root};
-  while (!todo.empty()) {
-    const HloComputation* c = todo.back();
-    todo.pop_back();
-    const auto it = position_.find(c);
-    if (it == position_.end() || reached[it->second]) continue;
-    reached[it->second] = true;
-    for (const HloInstruction* instr : c->instructions) {
-      for (const CalledComputation& called : instr->called_computations()) {
-        if (called.computation != nullptr) todo.push_back(called.computation);
-      }
-    }
-  }
-  std::vector<const HloComputation*> out;
-  for (size_t i = callees_first_.size(); i-- > 0;) {
-    if (reached[i]) out.push_back(callees_first_[i]);
-  }
-  return out;
 }
 
 }  // namespace spmdsim::ir

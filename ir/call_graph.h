@@ -2,13 +2,12 @@
 // calls=, to_apply=, while body/condition, conditional branches, async wrapped computations...).
 // The parser builds it once per module and rejects a cycle (a computation reachable from itself)
 // or nesting deeper than kMaxCallNesting with a located error, so every analysis may walk it
-// without a depth cap or a visited set of its own: the orders below visit each computation once,
-// and anything recursive over calls is bounded by kMaxCallNesting.
+// without a depth cap of its own: the order below holds each computation once, and anything
+// recursive over calls is bounded by kMaxCallNesting.
 #pragma once
 
 #include <cstddef>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 namespace spmdsim::ir {
@@ -27,19 +26,8 @@ class CallGraph {
   // ties in text order). Reverse it for callers first.
   std::span<const HloComputation* const> CalleesFirst() const { return callees_first_; }
 
-  // The longest chain of calls that reaches `computation` from a computation nobody calls
-  // (0 for those). At most kMaxCallNesting.
-  int Depth(const HloComputation& computation) const;
-  int MaxDepth() const { return max_depth_; }
-
-  // `root` and every computation it calls directly or not, each once, callers first.
-  std::vector<const HloComputation*> ReachableFrom(const HloComputation& root) const;
-
  private:
   std::vector<const HloComputation*> callees_first_;
-  std::unordered_map<const HloComputation*, size_t> position_;  // in callees_first_
-  std::vector<int> depth_;                                      // by position
-  int max_depth_ = 0;
 };
 
 }  // namespace spmdsim::ir
