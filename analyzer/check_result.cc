@@ -117,6 +117,45 @@ void AddComparisonRows(const ModuleFigures& base, const CheckOptions& options, M
   check.rows.push_back(std::move(row));
 }
 
+// "a (after_optimizations), b (before_optimizations)", at most `limit` of them.
+std::string ModuleList(const std::vector<ModuleFigures>& modules, size_t limit = 6) {
+  std::string out;
+  for (size_t i = 0; i < modules.size() && i < limit; ++i) {
+    out += (i == 0 ? "" : ", ") + ModuleLabel(modules[i]);
+  }
+  if (modules.size() > limit) out += fmt::format(" and {} more", modules.size() - limit);
+  return out.empty() ? "none" : out;
+}
+
+// Why a run compared nothing, or "" when it compared something. A baseline that matches no input
+// is a failure even when limits were checked: the comparison the user asked for did not happen.
+std::string NothingCompared(const CheckRun& run, const std::vector<ModuleFigures>& now,
+                            const std::vector<ModuleFigures>& base, const CheckOptions& options) {
+  if (now.empty()) {
+    return "no module among the inputs (with --stage, none of that stage): check the paths and "
+           "--stage";
+  }
+  bool matched = false;
+  int64_t rows = 0;
+  for (const ModuleCheck& m : run.modules) {
+    matched = matched || m.match == BaselineMatch::kMatched;
+    rows += static_cast<int64_t>(m.rows.size());
+  }
+  if (run.has_baseline && !matched) {
+    return fmt::format(
+        "no module of the inputs matches a module of the baseline. Modules match by HloModule "
+        "name and stage; the baseline holds {}, the inputs hold {}. Pass the dump the baseline "
+        "was written from, select modules with --module and --stage, or write a new baseline "
+        "with --write-baseline",
+        ModuleList(base), ModuleList(now));
+  }
+  if (rows == 0 && !options.writing_baseline) {
+    return "nothing to compare with: give --baseline FILE (written by --write-baseline), "
+           "--max-peak SIZE or --max-wire SIZE";
+  }
+  return "";
+}
+
 }  // namespace
 
 const char* CheckStatusName(CheckStatus status) {
@@ -160,10 +199,16 @@ bool ModuleCheck::Passed() const {
 }
 
 bool CheckRun::Passed() const {
+  if (!nothing_compared.empty()) return false;
   for (const ModuleCheck& m : modules) {
     if (!m.Passed()) return false;
   }
   return true;
+}
+
+std::string CheckRun::NothingComparedFile() const {
+  if (!baseline_file.empty() || modules.empty()) return baseline_file;
+  return modules.front().figures.file;
 }
 
 int64_t CheckRun::CountRows(CheckStatus status) const {
@@ -212,6 +257,7 @@ CheckRun RunChecks(const std::vector<ModuleFigures>& now,
     AddLimitRows(options, check);
     run.modules.push_back(std::move(check));
   }
+  run.nothing_compared = NothingCompared(run, now, base, options);
   return run;
 }
 

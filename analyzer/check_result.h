@@ -9,7 +9,9 @@
 //   any rise; from a baseline of 0, any rise, whatever the tolerance);
 //   --max-peak / --max-wire are breached when peak / total wire bytes per device exceed them;
 //   a finding is new when its (kind, op_name) is not among the baseline module's findings;
-//   a module missing from the inputs, or absent from the baseline, is reported but does not fail.
+//   a module missing from the inputs, or absent from the baseline, is reported but does not fail;
+//   a run that compared nothing fails: a baseline none of whose modules matches an input (a renamed
+//   module, a wrong path), no module left after --stage, or neither a baseline nor a limit.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ struct CheckOptions {
   double tolerance_pct = 0;
   std::optional<int64_t> max_peak_bytes;  // --max-peak, per device
   std::optional<int64_t> max_wire_bytes;  // --max-wire, per device per step
+  // A run that only writes a baseline has nothing to compare, and that is not a failure.
+  bool writing_baseline = false;
 };
 
 enum class CheckStatus { kOk, kRegressed, kBreached };
@@ -79,8 +83,12 @@ struct CheckRun {
   bool has_baseline = false;
   std::string baseline_file;         // as given on the command line, for the reader
   std::vector<ModuleCheck> modules;  // input order, then modules missing from the inputs
+  // Why nothing was compared, and how to match modules; empty when something was.
+  std::string nothing_compared;
 
   bool Passed() const;
+  // The file a "nothing compared" report points at: the baseline, else the first input.
+  std::string NothingComparedFile() const;
   int64_t CountRows(CheckStatus status) const;
   int64_t NewFindings() const;
 };

@@ -84,7 +84,7 @@ TEST_CASE("new findings are those whose (kind, op_name) the baseline lacks") {
   CHECK(Row(run, "findings").status == CheckStatus::kRegressed);
 }
 
-TEST_CASE("modules missing from the inputs or from the baseline are reported, not failed") {
+TEST_CASE("modules missing from the inputs or from the baseline are reported") {
   ModuleFigures other = Figures(10);
   other.name = "jit_other";
   const std::vector<ModuleFigures> baseline = {other};
@@ -93,7 +93,41 @@ TEST_CASE("modules missing from the inputs or from the baseline are reported, no
   CHECK(run.modules[0].match == BaselineMatch::kNewModule);
   CHECK(run.modules[1].match == BaselineMatch::kMissing);
   CHECK(run.modules[1].figures.name == "jit_other");
-  CHECK(run.Passed());
+  // Nothing matched: the baseline compared nothing, and that fails.
+  CHECK(!run.Passed());
+  CHECK(run.nothing_compared.find("jit_other (after_optimizations)") != std::string::npos);
+
+  // One module matched and one did not: the unmatched ones are reported and do not fail.
+  const std::vector<ModuleFigures> both = {Figures(1000), other};
+  ModuleFigures fresh = Figures(5);
+  fresh.name = "jit_fresh";
+  const CheckRun partly = RunChecks({Figures(1000), fresh}, &both, {});
+  REQUIRE(partly.modules.size() == 3);
+  CHECK(partly.modules[1].match == BaselineMatch::kNewModule);
+  CHECK(partly.modules[2].match == BaselineMatch::kMissing);
+  CHECK(partly.nothing_compared.empty());
+  CHECK(partly.Passed());
+}
+
+TEST_CASE("a check that compared nothing fails") {
+  // Neither a baseline nor a limit.
+  CHECK(!RunChecks({Figures(1000)}, nullptr, {}).Passed());
+  CheckOptions writing;
+  writing.writing_baseline = true;  // --write-baseline alone is a run that compares nothing
+  CHECK(RunChecks({Figures(1000)}, nullptr, writing).Passed());
+  // No module among the inputs.
+  const std::vector<ModuleFigures> baseline = {Figures(1000)};
+  const CheckRun empty = RunChecks({}, &baseline, {});
+  CHECK(!empty.Passed());
+  CHECK(empty.nothing_compared.find("no module among the inputs") == 0);
+  // A limit was checked, but the baseline the user asked to compare with matched nothing.
+  ModuleFigures renamed = Figures(1000);
+  renamed.name = "jit_renamed";
+  CheckOptions limit;
+  limit.max_peak_bytes = 1 << 20;
+  const CheckRun unmatched = RunChecks({renamed}, &baseline, limit);
+  CHECK(unmatched.CountRows(CheckStatus::kBreached) == 0);
+  CHECK(!unmatched.Passed());
 }
 
 TEST_CASE("MatchModules: by (name, stage) in order, then by name when asked") {

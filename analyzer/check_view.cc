@@ -38,6 +38,11 @@ nlohmann::ordered_json FindingJson(const CheckedFinding& checked) {
 
 }  // namespace
 
+const char* OneSideText(BaselineMatch match) {
+  return match == BaselineMatch::kMissing ? "in the baseline, not among the inputs: not checked"
+                                          : "not in the baseline: limits only";
+}
+
 std::string CheckCellValue(const CheckRow& row, int64_t value) {
   return row.is_count ? std::to_string(value) : HumanBytes(value);
 }
@@ -98,6 +103,9 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
   out["regressions"] = run.CountRows(CheckStatus::kRegressed);
   out["breaches"] = run.CountRows(CheckStatus::kBreached);
   out["new_findings"] = run.NewFindings();
+  out["nothing_compared"] = run.nothing_compared.empty()
+                                ? nlohmann::ordered_json()
+                                : nlohmann::ordered_json(run.nothing_compared);
   out["passed"] = run.Passed();
   return out;
 }
@@ -111,6 +119,9 @@ std::string CheckVerdict(const CheckRun& run) {
   }
   const int64_t regressions = run.CountRows(CheckStatus::kRegressed);
   const int64_t breaches = run.CountRows(CheckStatus::kBreached);
+  if (!run.nothing_compared.empty()) {
+    return "FAILED: nothing was compared: " + run.nothing_compared;
+  }
   if (run.Passed()) {
     return fmt::format("PASSED: {} check{} in {} module{}, none regressed or over a limit", rows,
                        rows == 1 ? "" : "s", run.modules.size(),
@@ -139,7 +150,7 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
     const ModuleFigures& f = m.figures;
     out << fmt::format("module {} ({})  {}\n", f.name, f.stage, f.file);
     if (m.match == BaselineMatch::kMissing) {
-      out << "  in the baseline, not among the inputs: not checked\n";
+      out << "  " << OneSideText(m.match) << "\n";
       continue;
     }
     out << fmt::format(
@@ -148,7 +159,7 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
         HumanBytes(f.peak_bytes), HumanBytes(f.temp_bytes), HumanBytes(f.wire_bytes_per_device),
         HumanBytes(f.rng_materialized_bytes), f.findings.size(), f.findings.size() == 1 ? "" : "s");
     if (m.match == BaselineMatch::kNewModule) {
-      out << "  not in the baseline: limits only\n";
+      out << "  " << OneSideText(m.match) << "\n";
     }
     if (!m.rows.empty()) {
       out << fmt::format("  {:<36} {:>12} {:>12} {:>22} {:>22}  {}\n", "metric", "baseline", "now",

@@ -20,8 +20,8 @@
 //
 // JSON: {"schema_version", "baseline", "tolerance_pct", "max_peak_bytes", "max_wire_bytes",
 // "modules": [{name, file, stage, "check": {"baseline", "passed", "figures", "checks"[],
-// "findings"[]}}], "regressions", "breaches", "new_findings", "passed"} (docs/JSON_SCHEMA.md,
-// section check).
+// "findings"[]}}], "regressions", "breaches", "new_findings", "nothing_compared", "passed"}
+// (docs/JSON_SCHEMA.md, section check).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -42,7 +42,12 @@ std::string CheckCellChange(const CheckRow& row);
 std::string CheckCellLimit(const CheckRow& row);
 std::string CheckCellStatus(const CheckRow& row);
 
-// "PASSED: ..." or "FAILED: 2 regressions, 0 limit breaches, 4 new findings, in 1 of 2 modules".
+// What a module on one side only means: "in the baseline, not among the inputs: not checked" or
+// "not in the baseline: limits only".
+const char* OneSideText(BaselineMatch match);
+
+// "PASSED: ...", "FAILED: nothing was compared: <why>" or "FAILED: 2 regressions, 0 limit breaches,
+// 4 new findings, in 1 of 2 modules".
 std::string CheckVerdict(const CheckRun& run);
 
 }  // namespace spmdsim::analyzer

@@ -118,8 +118,16 @@ std::string XmlEscape(std::string_view text) {
 
 void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
                             std::ostream& out) {
+  if (!run.nothing_compared.empty()) {
+    Annotation(out, "error", RelativeTo(run.NothingComparedFile(), options.source_root), 0,
+               "spmdsim check compared nothing", run.nothing_compared);
+  }
   for (const ModuleCheck& m : run.modules) {
     const std::string module_file = RelativeTo(m.figures.file, options.source_root);
+    if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
+      Annotation(out, "warning", module_file, 0, "spmdsim module on one side only",
+                 fmt::format("{}: {}", ModuleLabel(m.figures), OneSideText(m.match)));
+    }
     for (const CheckRow& row : m.rows) {
       if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
       Annotation(out, "error", module_file, 0,
@@ -149,9 +157,8 @@ std::string GithubStepSummary(const CheckRun& run) {
     const std::string name = MarkdownCell(m.figures.name);
     const std::string stage = MarkdownCell(m.figures.stage);
     if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
-      out << fmt::format(
-          "| {} | {} | baseline | | | | | {} |\n", name, stage,
-          m.match == BaselineMatch::kMissing ? "missing from the inputs" : "not in the baseline");
+      out << fmt::format("| {} | {} | baseline | | | | | {} |\n", name, stage,
+                         OneSideText(m.match));
     }
     for (const CheckRow& row : m.rows) {
       const std::string status = CheckCellStatus(row);
@@ -194,9 +201,7 @@ std::string JunitXml(const CheckRun& run) {
       cases << fmt::format(
           "    <testcase classname=\"{}\" name=\"baseline\">\n"
           "      <skipped message=\"{}\"/>\n    </testcase>\n",
-          class_name,
-          m.match == BaselineMatch::kMissing ? "in the baseline, not among the inputs"
-                                             : "not in the baseline: limits only");
+          class_name, OneSideText(m.match));
     }
     for (const CheckRow& row : m.rows) {
       ++suite_tests;
@@ -232,6 +237,18 @@ std::string JunitXml(const CheckRun& run) {
     tests += suite_tests;
     failures += suite_failures;
     skipped += suite_skipped;
+  }
+  if (!run.nothing_compared.empty()) {
+    // Its own suite: a CI dashboard that shows only failures must show this one.
+    ++tests;
+    ++failures;
+    suites << fmt::format(
+        "  <testsuite name=\"spmdsim check\" tests=\"1\" failures=\"1\" errors=\"0\" "
+        "skipped=\"0\">\n"
+        "    <testcase classname=\"spmdsim.check\" name=\"compared-anything\">\n"
+        "      <failure type=\"nothing-compared\" message=\"{}\"/>\n"
+        "    </testcase>\n  </testsuite>\n",
+        XmlEscape(run.nothing_compared));
   }
   return fmt::format(
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

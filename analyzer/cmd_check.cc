@@ -89,6 +89,7 @@ std::string AbsoluteRoot(const std::string& root) {
 int RunCheck(const CheckCommandOptions& options) {
   CheckOptions check;
   check.tolerance_pct = options.tolerance_pct;
+  check.writing_baseline = !options.write_baseline.empty();
   if (!ParseLimit("--max-peak", options.max_peak, check.max_peak_bytes) ||
       !ParseLimit("--max-wire", options.max_wire, check.max_wire_bytes)) {
     return kExitUsage;

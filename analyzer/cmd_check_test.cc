@@ -354,8 +354,8 @@ TEST_CASE("check under GitHub Actions: annotations and the step summary") {
   CHECK(plain.out.find("::error") == std::string::npos);
   CHECK(ReadText(summary) == md);
 
-  // Without a baseline the same findings are warnings at their source line.
-  const RunOutput warnings = RunSpmdsim("check " + kNoremat, env);
+  // Without a baseline (a limit only) the same findings are warnings at their source line.
+  const RunOutput warnings = RunSpmdsim("check " + kNoremat + " --max-peak 1PiB", env);
   CHECK(warnings.exit_code == 0);
   CHECK(Count(warnings.out, "::warning file=" + RelativeTo(where.file, root) + ",line=") ==
         RngFindings(kNoremat).size());
@@ -445,7 +445,7 @@ TEST_CASE("check --sarif: SARIF 2.1.0 with stable rule ids and the findings' sou
   TempDir dir;
   // rng-depends-on-partition findings (keys folded with the axis index inside shard_map).
   const std::string shardmap = dir / "shardmap.sarif";
-  REQUIRE(RunSpmdsim("check " + kShardmap + " --sarif " + shardmap).exit_code == 0);
+  REQUIRE(RunSpmdsim("check " + kShardmap + " --max-peak 1PiB --sarif " + shardmap).exit_code == 0);
   const json shardmap_log = json::parse(ReadText(shardmap));
   CheckSarif(shardmap_log, kShardmap, "", false);
   bool saw_partition = false;
@@ -471,6 +471,68 @@ TEST_CASE("check --sarif: SARIF 2.1.0 with stable rule ids and the findings' sou
   // The rule table is the same in every log.
   CHECK(noremat_log.at("runs")[0].at("tool").at("driver").at("rules") ==
         shardmap_log.at("runs")[0].at("tool").at("driver").at("rules"));
+}
+
+// A renamed module (or a wrong path) must not pass CI: the baseline matches nothing, and every
+// output says so and says which modules each side holds.
+TEST_CASE("check that compared nothing fails on every output format") {
+  TempDir dir;
+  const std::string written = dir / "remat.json";
+  REQUIRE(RunSpmdsim("check " + kRemat + " --write-baseline " + written).exit_code == 0);
+  json renamed = json::parse(ReadText(written));
+  REQUIRE(!renamed.at("modules").empty());
+  for (json& m : renamed.at("modules")) m["name"] = "jit_renamed_step";
+  const std::string baseline = dir / "renamed.json";
+  WriteText(baseline, renamed.dump());
+  const std::string summary = dir / "summary.md";
+  const std::string env = "GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=" + summary;
+  const std::string junit = dir / "junit.xml";
+  const std::string sarif = dir / "check.sarif";
+
+  const RunOutput text = RunSpmdsim(
+      "check " + kRemat + " --baseline " + baseline + " --junit " + junit + " --sarif " + sarif,
+      env);
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("FAILED: nothing was compared: no module of the inputs matches") !=
+        std::string::npos);
+  CHECK(text.out.find("jit_renamed_step (after_optimizations)") != std::string::npos);
+  CHECK(text.out.find("jit_train_step (after_optimizations)") != std::string::npos);
+  CHECK(text.out.find("PASSED") == std::string::npos);
+  // GitHub: one error for the run, a warning per module on one side only.
+  const size_t one_side = renamed.at("modules").size() * 2;
+  CHECK(Count(text.out, "::error ") == 1);
+  CHECK(Count(text.out, "title=spmdsim check compared nothing::") == 1);
+  CHECK(Count(text.out, "title=spmdsim module on one side only::") == one_side);
+  CHECK(ReadText(summary).find("FAILED: nothing was compared") != std::string::npos);
+  const std::string xml = ReadText(junit);
+  CHECK(xml.find("<failure type=\"nothing-compared\"") != std::string::npos);
+  CHECK(Count(xml, "<skipped ") == one_side);
+  size_t nothing = 0;
+  size_t unmatched = 0;
+  const json log = json::parse(ReadText(sarif));
+  for (const json& result : log.at("runs")[0].at("results")) {
+    nothing += result.at("ruleId") == "SPMD301" ? 1 : 0;
+    unmatched += result.at("ruleId") == "SPMD302" ? 1 : 0;
+  }
+  CHECK(nothing == 1);
+  CHECK(unmatched == one_side);
+
+  const RunOutput as_json =
+      RunSpmdsim("check " + kRemat + " --baseline " + baseline + " --format json");
+  CHECK(as_json.exit_code == 1);
+  const json out = json::parse(as_json.out);
+  CHECK(out.at("passed") == false);
+  CHECK(out.at("nothing_compared").get<std::string>().find("jit_renamed_step") !=
+        std::string::npos);
+
+  // --stage that leaves no module, and a run with neither a baseline nor a limit.
+  CHECK(RunSpmdsim("check " + kRemat + " --baseline " + written + " --stage unknown").exit_code ==
+        1);
+  const RunOutput bare = RunSpmdsim("check " + kRemat);
+  CHECK(bare.exit_code == 1);
+  CHECK(bare.out.find("nothing to compare with") != std::string::npos);
+  // The matching baseline passes; writing a baseline alone passes.
+  CHECK(RunSpmdsim("check " + kRemat + " --baseline " + written).exit_code == 0);
 }
 
 }  // namespace

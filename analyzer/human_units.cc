@@ -71,6 +71,10 @@ std::optional<int64_t> ParseSize(std::string_view text) {
   }};
   for (const auto& [name, power] : kUnits) {
     if (unit == name) {
+      // A whole number of bytes is read exactly (a double holds only 53 bits).
+      int64_t exact = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + split, exact);
+      if (power == 0 && error == std::errc() && end == text.data() + split) return exact;
       const double bytes = value * std::pow(1024.0, power);
       if (bytes >= 9.2e18) return std::nullopt;
       return static_cast<int64_t>(std::llround(bytes));

@@ -12,6 +12,9 @@ TEST_CASE("ParseSize: numbers with binary units, decimals and spaces") {
   CHECK(ParseSize("0") == 0);
   CHECK(ParseSize("1024") == 1024);
   CHECK(ParseSize("512B") == 512);
+  CHECK(ParseSize("9223372036854775807") == INT64_MAX);  // exact: past a double's 53 bits
+  CHECK(ParseSize("9007199254740993 B") == 9007199254740993);
+  CHECK(!ParseSize("9223372036854775808").has_value());
   CHECK(ParseSize("512 bytes") == 512);
   CHECK(ParseSize("1KiB") == kKiB);
   CHECK(ParseSize("300 MiB") == 300 * kKiB * kKiB);

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "analyzer/check_view.h"
 #include "analyzer/ci_formats.h"
 
 namespace spmdsim::analyzer {
@@ -84,6 +85,12 @@ const std::vector<SarifRule>& SarifRules() {
       {"SPMD201", "peak-memory-limit", "error", "Peak memory per device is over --max-peak"},
       {"SPMD202", "collective-bytes-limit", "error",
        "Collective bytes per device per step are over --max-wire"},
+      {"SPMD301", "nothing-compared", "error",
+       "The check compared nothing: no input module matches the baseline, or there was no "
+       "baseline or limit to compare with"},
+      {"SPMD302", "module-on-one-side", "warning",
+       "A module is in the baseline but not among the inputs, or among the inputs but not in the "
+       "baseline"},
   };
   return kRules;
 }
@@ -110,9 +117,22 @@ nlohmann::ordered_json SarifLog(const CheckRun& run, const SarifOptions& options
                      {"defaultConfiguration", {{"level", std::string(rule.level)}}}});
   }
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  if (!run.nothing_compared.empty()) {
+    results.push_back(Result(RuleIndex("nothing-compared"), "error", run.nothing_compared,
+                             Location(run.NothingComparedFile(), 0, options),
+                             {{"baseline", run.baseline_file}}));
+  }
   for (const ModuleCheck& m : run.modules) {
     const nlohmann::ordered_json module = {
         {"module", m.figures.name}, {"stage", m.figures.stage}, {"file", m.figures.file}};
+    if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
+      nlohmann::ordered_json properties = module;
+      properties["baseline"] = BaselineMatchName(m.match);
+      results.push_back(
+          Result(RuleIndex("module-on-one-side"), "warning",
+                 fmt::format("{} ({}): {}", m.figures.name, m.figures.stage, OneSideText(m.match)),
+                 Location(m.figures.file, 0, options), std::move(properties)));
+    }
     for (const CheckRow& row : m.rows) {
       if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
       nlohmann::ordered_json properties = module;
