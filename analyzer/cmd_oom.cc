@@ -1,125 +1,98 @@
-// spmdsim oom LOGFILE [--format text|json]
-// Reads XLA's "BufferAssignment OOM Debugging" listing from a log as users paste it ("-" reads
-// stdin), lists the peak buffers, marks the ones that hold random bits and says what each RNG
-// mode or a remat fix would save of them. Works before anyone has the dump.
-//
-// Sample text output (testdata/oom/seed_000.log):
-//   OOM listing: 5 buffers, 1.88 GiB; 5 hold random bits (1.88 GiB), 3 sites
-//     Buffer 10:  384.00 MiB  u32[128,1024,768]  custom-call  hash output (threefry2x32 custom
-//                 call)  forward  .../block_0/mlp_dropout  stochastic.py:76
-//     ...
-//   random sites at the peak:
-//     .../block_0/mlp_dropout (forward): 2 buffers, 768.00 MiB
-//   what each fix would save of these buffers:
-//     fused       1.88 GiB  a fused lowering ...
-#include <fmt/format.h>
-
+// spmdsim oom LOGFILE [--format text|json] [--devices N] [--dump FILE|DIR [--module NAME]]
+// Reads XLA's out-of-memory message from a log as users paste it ("-" reads stdin): the
+// allocation that failed, XLA's figures, the peak buffers once (a repeat in the traceback is
+// skipped) with exact sizes from their shapes, largest first by category, and which of them hold
+// random bits with what each RNG lowering or a remat fix would save of them. Works before anyone
+// has the dump; with --dump (or --devices) the RNG what-if gets the device count, and a dump that
+// is already rematerialized is not told to remat. Output: analyzer/oom_view.h.
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "analyzer/command.h"
-#include "analyzer/human_units.h"
 #include "analyzer/json_text.h"
 #include "analyzer/oom_log.h"
+#include "analyzer/oom_view.h"
 #include "analyzer/stats_view.h"
+#include "passes/remat_detection.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-struct OomOptions {
+struct OomCommandOptions {
   std::string path;
   std::string format = "text";
+  int64_t devices = 0;  // 0: from --dump, else unknown
+  std::string dump;
+  std::string module_filter;
 };
 
-nlohmann::ordered_json OomToJson(const OomReport& report) {
-  nlohmann::ordered_json j;
-  j["total_bytes"] = report.total_bytes;
-  j["random_buffers"] = report.random_buffers;
-  j["random_bytes"] = report.random_bytes;
-  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-  for (const OomBuffer& b : report.buffers) {
-    buffers.push_back({{"number", b.number},
-                       {"size_bytes", b.size_bytes},
-                       {"op_name", b.op_name},
-                       {"source", b.source},
-                       {"label", b.label},
-                       {"shape", b.shape},
-                       {"random", b.random},
-                       {"role", b.role},
-                       {"site", b.site},
-                       {"phase", b.phase}});
+// The device count and remat evidence of the dump's first after-optimizations module (the
+// first module when none is). Returns an exit code; kExitOk on success.
+int ReadDump(const OomCommandOptions& command, OomOptions& options) {
+  LoadOptions load;
+  load.module_filter = command.module_filter;
+  const LoadOutcome outcome = LoadInputs(command.dump, load);
+  if (outcome.failure) {
+    std::cerr << "spmdsim oom: --dump " << command.dump << ": " << outcome.failure->message << "\n";
+    return outcome.failure->exit_code;
   }
-  j["buffers"] = std::move(buffers);
-  nlohmann::ordered_json sites = nlohmann::ordered_json::array();
-  for (const OomSite& s : report.sites) {
-    sites.push_back(
-        {{"site", s.site}, {"phase", s.phase}, {"buffers", s.buffers}, {"bytes", s.bytes}});
-  }
-  j["sites"] = std::move(sites);
-  nlohmann::ordered_json savings = nlohmann::ordered_json::object();
-  for (const OomSaving& s : report.savings) {
-    savings[s.fix] = {{"saving_bytes", s.saving_bytes}, {"explanation", s.explanation}};
-  }
-  j["savings"] = std::move(savings);
-  return j;
-}
-
-void PrintOomText(const OomReport& report, std::ostream& out) {
-  out << fmt::format("OOM listing: {} buffers, {}; {} hold random bits ({}), {} sites\n",
-                     report.buffers.size(), HumanBytes(report.total_bytes), report.random_buffers,
-                     HumanBytes(report.random_bytes), report.sites.size());
-  for (const OomBuffer& b : report.buffers) {
-    out << fmt::format("  Buffer {}:  {}  {}  {}", b.number, HumanBytes(b.size_bytes), b.shape,
-                       b.label);
-    if (b.random) {
-      out << fmt::format("  {}  {}  {}", b.role, b.phase, b.site);
-    } else {
-      out << "  " << b.op_name;
+  const ModuleInput* chosen = nullptr;
+  for (const ModuleInput& input : outcome.inputs.modules) {
+    if (chosen == nullptr ||
+        (chosen->stage != "after_optimizations" && input.stage == "after_optimizations")) {
+      chosen = &input;
     }
-    if (!b.source.empty()) out << "  " << b.source;
-    out << "\n";
   }
-  if (report.sites.empty()) {
-    out << "no buffer in the listing holds random bits (threefry2x32, iota_2x32_shape, "
-           "rng_bit_generator or random_bits op_names)\n";
-    return;
+  if (chosen == nullptr) {
+    std::cerr << "spmdsim oom: --dump " << command.dump << ": no module found\n";
+    return kExitUsage;
   }
-  out << "random sites at the peak:\n";
-  for (const OomSite& s : report.sites) {
-    out << fmt::format("  {} ({}): {} buffers, {}\n", s.site, s.phase, s.buffers,
-                       HumanBytes(s.bytes));
+  if (options.devices == 0) {
+    options.devices = chosen->module->num_partitions * chosen->module->replica_count;
+    options.devices_from = "dump";
   }
-  out << "what each fix would save of these buffers:\n";
-  for (const OomSaving& s : report.savings) {
-    out << fmt::format("  {:<11} {:>11}  {}\n", s.fix, HumanBytes(s.saving_bytes), s.explanation);
+  const passes::RematEvidence remat = passes::FindRemat(*chosen->module);
+  if (remat.found) {
+    options.dump_rematerialized = true;
+    options.dump_remat_evidence = remat.kind + ": " + remat.instruction +
+                                  (remat.op_name.empty() ? "" : " (" + remat.op_name + ")");
   }
+  return kExitOk;
 }
 
-int RunOom(const OomOptions& options) {
+int RunOom(const OomCommandOptions& command) {
   std::string text;
-  if (options.path == "-") {
+  if (command.path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
     std::string error;
-    std::optional<std::string> contents = ReadFileContents(options.path, error);
+    std::optional<std::string> contents = ReadFileContents(command.path, error);
     if (!contents) {
       std::cerr << "spmdsim oom: " << error << "\n";
       return kExitUsage;
     }
     text = std::move(*contents);
   }
+  OomOptions options;
+  if (command.devices > 0) {
+    options.devices = command.devices;
+    options.devices_from = "--devices";
+  }
+  if (!command.dump.empty()) {
+    if (const int status = ReadDump(command, options); status != kExitOk) return status;
+  }
   std::string error;
-  const std::optional<OomReport> report = ParseOomLog(text, error);
+  const std::optional<OomReport> report = ParseOomLog(text, error, options);
   if (!report) {
-    std::cerr << "spmdsim oom: " << options.path << ": " << error << "\n";
+    std::cerr << "spmdsim oom: " << command.path << ": " << error << "\n";
     return kExitParse;
   }
-  if (options.format == "json") {
+  if (command.format == "json") {
     nlohmann::ordered_json out;
     out["schema_version"] = kSchemaVersion;
-    out["file"] = options.path;
+    out["file"] = command.path;
     out["oom"] = OomToJson(*report);
     std::cout << JsonText(out) << "\n";
   } else {
@@ -132,14 +105,25 @@ int RunOom(const OomOptions& options) {
 }  // namespace
 
 void RegisterOomCommand(CLI::App& app, RunFn& run) {
-  auto options = std::make_shared<OomOptions>();
+  auto options = std::make_shared<OomCommandOptions>();
   CLI::App* command = app.add_subcommand(
-      "oom", "Read XLA's OOM buffer listing from a log: which peak buffers are random bits");
-  command->add_option("LOGFILE", options->path, "Log with XLA's OOM listing ('-' for stdin)")
+      "oom",
+      "Read XLA's out-of-memory message from a log: the failed allocation, the peak buffers by "
+      "category, which are random bits and what each fix would save");
+  command->add_option("LOGFILE", options->path, "Log with XLA's OOM message ('-' for stdin)")
       ->required();
   command->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  command
+      ->add_option("--devices", options->devices,
+                   "Devices the random arrays are split over (default: the dump's partitions)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  command->add_option("--dump", options->dump,
+                      "The program's dump (FILE|DIR): its device count and whether it is "
+                      "already rematerialized");
+  command->add_option("--module", options->module_filter,
+                      "With --dump: only modules whose name contains this");
   command->callback([options, &run] { run = [options] { return RunOom(*options); }; });
 }
 

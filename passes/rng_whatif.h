@@ -15,9 +15,14 @@
 //                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
 //                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m.
-//   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device.
+//   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device
+//                  (XLA's SPMD partitioner replicates it: testdata/dumps/dp8_rbg_remat, global
+//                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
 //   fused          counters, hash and consumer in one kernel: nothing materialized (the ideal;
 //                  cuda_validate's lowering (d) keeps only the consumer's 1-byte mask).
+//
+// The one model of what each lowering materializes: `spmdsim rng sites` applies it to the sites
+// of a dump, `spmdsim oom` (analyzer/oom_rng.h) to the random sites of an OOM listing.
 //
 // The per-element byte formulas of cuda_validate/README.md are the same lowerings on a GPU
 // without XLA:CPU's loop copies: (a) replicated 8w + nl, (b) partitionable 16nl + nl.
