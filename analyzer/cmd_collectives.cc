@@ -5,15 +5,21 @@
 // partitioner is predicted to insert (passes/collective_prediction.h), compared with XLA's
 // after_optimizations module of the same program: one loaded from the same directory with the
 // same module name, else the `*after_optimizations.txt[.gz]` file beside it.
+//
+// Without --topology each module is timed on a preset chosen by its device count and platform
+// (analyzer/topology_choice.h); a topology that cannot hold a module's devices is a usage error.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "analyzer/collectives_view.h"
 #include "analyzer/command.h"
 #include "analyzer/progress.h"
 #include "analyzer/stats_view.h"
+#include "analyzer/topology_choice.h"
 #include "analyzer/topology_presets.h"
 
 namespace spmdsim::analyzer {
@@ -21,8 +27,8 @@ namespace {
 
 struct CollectivesOptions {
   InputOptions input;
-  std::string topology = "h100-8x-nvswitch";  // the commonest 8-device machine
-  int64_t devices_per_node = 0;               // 0 = the topology's own
+  std::string topology;          // empty = chosen per module by device count and platform
+  int64_t devices_per_node = 0;  // 0 = the topology's own
   size_t max_ops = 30;
 };
 
@@ -73,19 +79,28 @@ const ModuleInput* FindAfterModule(const ModuleInput& before,
 
 int RunCollectives(const CollectivesOptions& options) {
   std::string error;
-  std::optional<passes::Topology> topology = LoadTopology(options.topology, error);
-  if (!topology) {
+  const std::optional<TopologyRequest> request =
+      MakeTopologyRequest(options.topology, options.devices_per_node, error);
+  if (!request) {
     std::cerr << "error: " << error << "\n";
     return kExitUsage;
   }
-  if (options.devices_per_node > 0) topology->devices_per_node = options.devices_per_node;
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
+  // Every module's topology before any analysis: one that does not fit stops the command.
+  const std::optional<std::vector<TopologyChoice>> topologies =
+      ChooseTopologies(loaded.modules, *request, error);
+  if (!topologies) {
+    std::cerr << "error: " << error << "\n";
+    return kExitUsage;
+  }
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   bool first = true;
-  for (const ModuleInput& input : loaded.modules) {
+  for (size_t i = 0; i < loaded.modules.size(); ++i) {
+    const ModuleInput& input = loaded.modules[i];
+    const TopologyChoice& topology = (*topologies)[i];
     passes::CollectiveOptions analysis;
-    analysis.topology = &*topology;
+    analysis.topology = &topology.topology;
     Progress::Get().Update(std::string(input.module->name) + ": collectives");
     const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
     std::optional<passes::CollectivePrediction> prediction;
@@ -105,12 +120,12 @@ int RunCollectives(const CollectivesOptions& options) {
     Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);
-      module["collectives"] = CollectivesToJson(result);
+      module["collectives"] = CollectivesToJson(result, &topology);
       if (prediction) AddPredictionJson(report, module["collectives"]);
       modules.push_back(std::move(module));
     } else {
       if (!first) std::cout << "\n";
-      PrintCollectivesText(input, result, std::cout, {options.max_ops});
+      PrintCollectivesText(input, result, std::cout, {options.max_ops, &topology});
       if (prediction) PrintPredictionText(report, std::cout, {options.max_ops});
     }
     first = false;
@@ -133,11 +148,13 @@ void RegisterCollectivesCommand(CLI::App& app, RunFn& run) {
   std::string presets;
   for (const std::string& name : TopologyPresetNames())
     presets += (presets.empty() ? "" : ", ") + name;
-  command->add_option("--topology", options->topology, "Preset (" + presets + ") or a JSON file")
-      ->capture_default_str();
+  command->add_option("--topology", options->topology,
+                      "Preset (" + presets +
+                          ") or a JSON file; default: a preset chosen per module by its device "
+                          "count and platform");
   command->add_option("--devices-per-node", options->devices_per_node,
                       "Override the topology's devices per node (e.g. 4 to spread 8 devices "
-                      "over 2 nodes)");
+                      "over 2 nodes of a multi-node topology)");
   command->add_option("--max-ops", options->max_ops, "Rows of the text per-op table (0 = all)")
       ->capture_default_str();
   command->callback([options, &run] { run = [options] { return RunCollectives(*options); }; });

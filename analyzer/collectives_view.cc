@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzer/human_units.h"
+#include "analyzer/module_heading.h"
 #include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
@@ -19,10 +20,20 @@ std::string TimeText(double us) {
 
 }  // namespace
 
-nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result) {
+nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
+                                         const TopologyChoice* topology) {
   nlohmann::ordered_json j;
   j["num_devices"] = result.num_devices;
   j["topology"] = result.topology;
+  if (topology != nullptr) {
+    j["topology_choice"] = {{"name", topology->topology.name},
+                            {"chosen", topology->chosen},
+                            {"devices", topology->devices},
+                            {"devices_per_node", topology->topology.devices_per_node},
+                            {"nodes", topology->nodes},
+                            {"platform", topology->platform},
+                            {"reason", topology->reason}};
+  }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const passes::CollectiveOp& op : result.ops) {
     nlohmann::ordered_json o;
@@ -69,10 +80,13 @@ void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResu
                           std::ostream& out, const CollectivesTextOptions& options) {
   int64_t runs = 0;
   for (const auto& [kind, totals] : result.by_kind) runs += totals.executions;
-  out << fmt::format("module {}  ({})\n", input.module->name, input.path);
+  out << ModuleHeading(input.module->name, input.stage, input.path);
   out << fmt::format("  collectives: {} ops, {} runs per step, {} devices, topology {}\n",
                      result.ops.size(), runs, result.num_devices,
                      result.topology.empty() ? "(none: bytes only)" : result.topology);
+  if (options.topology != nullptr) {
+    out << "  topology: " << DescribeTopologyChoice(*options.topology) << "\n";
+  }
   out << fmt::format("  per step and device: {} on the wire (intra-node {}, inter-node {}), ~{}\n",
                      HumanBytes(result.total_wire_bytes_per_device),
                      HumanBytes(result.total_intra_node_bytes),

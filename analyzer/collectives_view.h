@@ -4,6 +4,7 @@
 // Sample text output (mesh4x2_partitionable_remat, --topology h100-8x-nvswitch):
 //   module jit_train_step  (testdata/dumps/mesh4x2_partitionable_remat/...)
 //     collectives: 9 ops, 9 runs per step, 8 devices, topology h100-8x-nvswitch
+//     topology: h100-8x-nvswitch, one node of up to 8 devices (given by --topology)
 //     per step and device: 1.92 MiB on the wire (intra-node 1.92 MiB, inter-node 0 B), ~x us
 //     kind                  ops   runs   wire/device   est. time
 //     all-reduce              9      9      1.92 MiB     x us
@@ -30,15 +31,20 @@
 #include <ostream>
 
 #include "analyzer/input_loader.h"
+#include "analyzer/topology_choice.h"
 #include "passes/collective_analysis.h"
 #include "passes/collective_prediction.h"
 
 namespace spmdsim::analyzer {
 
-nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result);
+// With a topology choice, `topology_choice` follows `topology`: name, chosen ("user" or
+// "default-by-device-count"), devices, devices_per_node, nodes, platform, reason.
+nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
+                                         const TopologyChoice* topology = nullptr);
 
 struct CollectivesTextOptions {
   size_t max_ops = 30;  // rows of the per-op table, largest traffic first; 0 = all
+  const TopologyChoice* topology = nullptr;  // adds the "topology: ..." line
 };
 void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResult& result,
                           std::ostream& out, const CollectivesTextOptions& options = {});

@@ -16,6 +16,14 @@ std::vector<std::string> TopologyPresetNames() {
   return names;
 }
 
+std::optional<passes::Topology> LoadTopologyPreset(const std::string& name) {
+  for (const auto& [preset, text] : EmbeddedTopologies()) {
+    std::string error;
+    if (preset == name) return passes::ParseTopologyJson(text, error);
+  }
+  return std::nullopt;
+}
+
 std::optional<passes::Topology> LoadTopology(const std::string& name_or_file, std::string& error) {
   for (const auto& [name, text] : EmbeddedTopologies()) {
     if (name != name_or_file) continue;

@@ -9,6 +9,7 @@
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 #include "passes/stats_analysis.h"
 
 namespace spmdsim::passes {
@@ -388,8 +389,7 @@ std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
 
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const CollectiveOptions& options) {
   CollectiveResult result;
-  result.num_devices = ir::SaturatingMul(std::max<int64_t>(1, module.replica_count),
-                                         std::max<int64_t>(1, module.num_partitions));
+  result.num_devices = ir::DeviceCount(module);
   if (options.topology != nullptr) result.topology = options.topology->name;
   std::map<const HloComputation*, bool> known;
   const auto counts = ComputationExecutionCounts(module, &known);

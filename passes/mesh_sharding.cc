@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 #include "ir/device_list.h"
 
 namespace spmdsim::passes {
@@ -129,8 +130,7 @@ int DeviceMesh::AxisIndex(std::string_view name) const {
 }
 
 DeviceMesh ModuleMesh(const ir::HloModule& module) {
-  const int64_t devices = ir::SaturatingMul(std::max<int64_t>(1, module.num_partitions),
-                                            std::max<int64_t>(1, module.replica_count));
+  const int64_t devices = ir::DeviceCount(module);
   for (const ir::Attribute& attr : module.attributes) {
     if (attr.name != "frontend_attributes") continue;
     const std::string text = Unescape(attr.value);

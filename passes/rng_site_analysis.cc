@@ -12,6 +12,7 @@
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
 
@@ -1190,8 +1191,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
 
 RngSiteResult RngSiteFinder::Run() {
   RngSiteResult result;
-  result.num_partitions =
-      std::max<int64_t>(1, module_.num_partitions) * std::max<int64_t>(1, module_.replica_count);
+  result.num_partitions = ir::DeviceCount(module_);  // devices: replicas x partitions
   result.partitioned = module_.is_scheduled || result.num_partitions == 1;
   if (!result.partitioned) {
     result.notes.push_back(

@@ -1,5 +1,6 @@
 #include "passes/topology.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -45,6 +46,15 @@ bool ParseLink(const nlohmann::json& j, const char* field, LinkClass& link, std:
 
 }  // namespace
 
+bool HoldsDevices(const Topology& topology, int64_t devices) {
+  return topology.inter_node.has_value() || devices <= topology.devices_per_node;
+}
+
+int64_t NodeCount(const Topology& topology, int64_t devices) {
+  const int64_t per_node = std::max<int64_t>(1, topology.devices_per_node);
+  return std::max<int64_t>(1, devices / per_node + (devices % per_node != 0 ? 1 : 0));
+}
+
 std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& error) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false,
                                                  /*ignore_comments=*/true);
@@ -55,7 +65,8 @@ std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& er
   Topology topology;
   if (!StringField(j, "name", "custom", topology.name, error, "") ||
       !StringField(j, "description", "", topology.description, error, "") ||
-      !StringField(j, "source", "", topology.source, error, "")) {
+      !StringField(j, "source", "", topology.source, error, "") ||
+      !StringField(j, "platform", "", topology.platform, error, "")) {
     return std::nullopt;
   }
   const auto per_node = j.find("devices_per_node");
