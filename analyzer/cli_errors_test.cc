@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "analyzer/utf8.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 
@@ -155,6 +156,12 @@ TEST_CASE("every malformed input gets its expected exit code and message, and no
     const Expected expected = ReadExpected(name);
     CHECK(run.exit_code == expected.exit_code);
     CHECK(FirstLine(run.err) == expected.first_line);
+    // Binary input is never echoed: the excerpt is printable UTF-8, with no control character.
+    CHECK(IsValidUtf8(run.err));
+    CHECK(std::none_of(run.err.begin(), run.err.end(), [](char c) {
+      const auto byte = static_cast<unsigned char>(c);
+      return (byte < 0x20 && c != '\n') || byte == 0x7f;
+    }));
     if (run.exit_code == 3) {
       // file:line:col: error: message, then the source line and a caret under the column.
       CHECK(std::regex_match(FirstLine(run.err), parse_error));
@@ -207,6 +214,35 @@ TEST_CASE("bad flags and subcommands are usage errors, exit 2") {
     CHECK(run.exit_code == 2);
     CHECK_FALSE(run.err.empty());
   }
+}
+
+// Every option is honoured or rejected with a plain message: no silently ignored option, and no
+// range of 300 digits (CLI11's PositiveNumber prints 0 to DBL_MAX).
+TEST_CASE("options out of their range or not offered are rejected with a plain message") {
+  const std::string dump = "testdata/dumps/dp8_partitionable_remat";
+  const std::vector<std::vector<std::string>> bad = {
+      {"report", dump, "-o", "/dev/null", "--timeline-points", "0"},
+      {"report", dump, "-o", "/dev/null", "--max-rows", "0"},
+      {"analyze", dump, "--timeline-points", "-3"},
+      {"check", dump, "--tolerance", "-1"},
+      {"report", dump, "-o", "/dev/null", "--format", "json"},  // the report is HTML only
+      {"analyze", dump, "--stage", "optimized"},
+      {"report", dump, "-o", "-", "--trace", "-"},
+      {"check", dump, "--junit", "-", "--sarif", "-"},
+  };
+  for (const auto& args : bad) {
+    std::string joined;
+    for (const std::string& a : args) joined += a + " ";
+    const RunResult run = RunSpmdsim(args);
+    INFO(joined << "\n--- stderr ---\n" << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK_FALSE(run.err.empty());
+    CHECK(FirstLine(run.err).size() < 160);
+    CHECK(run.err.find("1797693134") == std::string::npos);
+  }
+  CHECK(FirstLine(RunSpmdsim(bad[0]).err) ==
+        "--timeline-points: must be a whole number of at least 1, not 0");
 }
 
 TEST_CASE("an unknown opcode only warns: exit 0, the report counts it") {

@@ -63,7 +63,7 @@ void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
   command
       ->add_option("--timeline-points", options->timeline_points,
                    "Points of the memory curve (each the maximum of its stretch)")
-      ->check(CLI::PositiveNumber)
+      ->check(AtLeastOne())
       ->capture_default_str();
   command
       ->add_option("--sizes", options->sizes,

@@ -41,8 +41,7 @@ struct CheckCommandOptions {
   double tolerance_pct = 0;             // any rise regresses
   std::string junit;
   std::string sarif;
-  std::string source_root;    // default: $GITHUB_WORKSPACE
-  std::string stage = "all";  // only modules of this stage
+  std::string source_root;  // default: $GITHUB_WORKSPACE
 };
 
 // Parses a --max-* size into `value`; false (message printed) when it is not one.
@@ -54,16 +53,6 @@ bool ParseLimit(const std::string& flag, const std::optional<std::string>& text,
   std::cerr << "error: " << flag << " \"" << *text
             << "\" is not a size; expected a number with an optional unit: B, KiB, MiB, GiB, "
                "TiB, PiB (KB, MB, ... read as binary), e.g. 1.5GiB or \"300 MiB\"\n";
-  return false;
-}
-
-bool WriteText(const std::string& path, const std::string& text, std::ios::openmode mode,
-               const char* what) {
-  std::ofstream out(path, std::ios::binary | mode);
-  out << text;
-  out.close();
-  if (out) return true;
-  std::cerr << "error: cannot write the " << what << " to " << path << "\n";
   return false;
 }
 
@@ -87,6 +76,16 @@ std::string AbsoluteRoot(const std::string& root) {
 }
 
 int RunCheck(const CheckCommandOptions& options) {
+  int to_stdout = 0;
+  for (const std::string* path : {&options.write_baseline, &options.junit, &options.sarif}) {
+    to_stdout += *path == "-" ? 1 : 0;
+  }
+  if (to_stdout > 1) {
+    std::cerr << "error: only one of --write-baseline, --junit and --sarif can be - (standard "
+                 "output)\n";
+    return kExitUsage;
+  }
+  const bool stdout_taken = to_stdout == 1;
   CheckOptions check;
   check.tolerance_pct = options.tolerance_pct;
   check.writing_baseline = !options.write_baseline.empty();
@@ -104,22 +103,22 @@ int RunCheck(const CheckCommandOptions& options) {
 
   std::vector<ModuleFigures> now;
   for (const ModuleInput& input : loaded.modules) {
-    if (options.stage != "all" && input.stage != options.stage) continue;
     now.push_back(FiguresFromReport(BuildModuleReport(input, {})));
   }
   if (!options.write_baseline.empty() &&
-      !WriteText(options.write_baseline, JsonText(BaselineToJson(now)) + "\n", std::ios::trunc,
-                 "baseline")) {
+      !WriteOutput(options.write_baseline, JsonText(BaselineToJson(now)) + "\n", "baseline")) {
     return kExitUsage;
   }
 
   CheckRun run = RunChecks(now, baseline ? &*baseline : nullptr, check);
   run.baseline_file = options.baseline;
   const bool json = options.input.format == "json";
+  // A report written to stdout (-) takes it; the check's own output then goes to stderr.
+  std::ostream& verdict = stdout_taken ? std::cerr : std::cout;
   if (json) {
-    std::cout << JsonText(CheckToJson(run)) << "\n";
+    verdict << JsonText(CheckToJson(run)) << "\n";
   } else {
-    PrintCheckText(run, std::cout);
+    PrintCheckText(run, verdict);
   }
 
   CiOutputOptions ci;
@@ -129,21 +128,19 @@ int RunCheck(const CheckCommandOptions& options) {
                                                              : "");
   const char* actions = std::getenv("GITHUB_ACTIONS");
   if (actions != nullptr && std::string_view(actions) == "true") {
-    PrintGithubAnnotations(run, ci, json ? std::cerr : std::cout);
+    PrintGithubAnnotations(run, ci, json || stdout_taken ? std::cerr : std::cout);
     const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
     if (summary != nullptr && *summary != '\0' &&
-        !WriteText(summary, GithubStepSummary(run) + "\n", std::ios::app, "step summary")) {
+        !WriteOutput(summary, GithubStepSummary(run) + "\n", "step summary", /*append=*/true)) {
       return kExitUsage;
     }
   }
-  if (!options.junit.empty() &&
-      !WriteText(options.junit, JunitXml(run), std::ios::trunc, "JUnit report")) {
+  if (!options.junit.empty() && !WriteOutput(options.junit, JunitXml(run), "JUnit report")) {
     return kExitUsage;
   }
   if (!options.sarif.empty()) {
     const SarifOptions sarif{std::string(kSpmdsimVersion), ci.source_root};
-    if (!WriteText(options.sarif, JsonText(SarifLog(run, sarif)) + "\n", std::ios::trunc,
-                   "SARIF log")) {
+    if (!WriteOutput(options.sarif, JsonText(SarifLog(run, sarif)) + "\n", "SARIF log")) {
       return kExitUsage;
     }
   }
@@ -176,18 +173,13 @@ void RegisterCheckCommand(CLI::App& app, RunFn& run) {
   command
       ->add_option("--tolerance", options->tolerance_pct,
                    "Percent a value may rise over the baseline before it regresses")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NotNegative())
       ->capture_default_str();
   command->add_option("--junit", options->junit, "Also write a JUnit XML report to FILE");
   command->add_option("--sarif", options->sarif, "Also write a SARIF 2.1.0 log to FILE");
   command->add_option("--source-root", options->source_root,
                       "Write source paths under DIR relative to it in annotations and SARIF "
                       "(default: $GITHUB_WORKSPACE)");
-  command
-      ->add_option("--stage", options->stage,
-                   "Only modules of this stage (a dump directory holds both)")
-      ->check(CLI::IsMember({"all", "before_optimizations", "after_optimizations", "unknown"}))
-      ->capture_default_str();
   command->callback([options, &run] { run = [options] { return RunCheck(*options); }; });
 }
 

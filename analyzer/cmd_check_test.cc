@@ -525,9 +525,10 @@ TEST_CASE("check that compared nothing fails on every output format") {
   CHECK(out.at("nothing_compared").get<std::string>().find("jit_renamed_step") !=
         std::string::npos);
 
-  // --stage that leaves no module, and a run with neither a baseline nor a limit.
+  // --stage that leaves no module is a usage error, as --module that matches none; a run with
+  // neither a baseline nor a limit compared nothing.
   CHECK(RunSpmdsim("check " + kRemat + " --baseline " + written + " --stage unknown").exit_code ==
-        1);
+        2);
   const RunOutput bare = RunSpmdsim("check " + kRemat);
   CHECK(bare.exit_code == 1);
   CHECK(bare.out.find("nothing to compare with") != std::string::npos);

@@ -23,7 +23,8 @@ struct DiffCommandOptions {
   std::string b;
   std::string format = "text";
   std::string module_filter;
-  size_t top = 10;  // buffer groups listed per category
+  std::string stage = "all";  // --stage, both sides
+  size_t top = 10;            // buffer groups listed per category
 };
 
 nlohmann::ordered_json SideJson(const ModuleInput* input) {
@@ -34,6 +35,7 @@ nlohmann::ordered_json SideJson(const ModuleInput* input) {
 int RunDiff(const DiffCommandOptions& options) {
   InputOptions side;
   side.module_filter = options.module_filter;
+  side.stage = options.stage;
   side.inputs = {options.a};
   LoadedOrExit a = LoadAllInputs(side);
   if (a.exit_code != kExitOk) return a.exit_code;
@@ -94,6 +96,7 @@ void RegisterDiffCommand(CLI::App& app, RunFn& run) {
       ->capture_default_str();
   command->add_option("--module", options->module_filter,
                       "Only modules whose name contains this text");
+  AddStageOption(*command, options->stage);
   command
       ->add_option("--top", options->top,
                    "Buffer groups listed per category (appeared, disappeared, changed)")

@@ -1,4 +1,5 @@
 // spmdsim report FILE|DIR... -o report.html [--module NAME] [--topology NAME|FILE]
+//                            [--devices-per-node N]
 //                            [--trace trace.json] [--max-rows N] [--timeline-points N]
 //
 // Writes one self-contained HTML page (analyzer/html_report.h) for every loaded module and,
@@ -14,6 +15,7 @@
 #include "analyzer/html_report.h"
 #include "analyzer/json_text.h"
 #include "analyzer/module_report.h"
+#include "analyzer/topology_choice.h"
 #include "analyzer/topology_presets.h"
 #include "analyzer/trace_writer.h"
 
@@ -22,24 +24,23 @@ namespace {
 
 struct ReportOptions {
   InputOptions input;
-  std::string output;                         // -o
-  std::string topology = "h100-8x-nvswitch";  // as `collectives`: the commonest 8-device machine
-  std::string trace;                          // --trace; empty = none
-  size_t max_rows = 200;                      // rows of each long table
-  int64_t timeline_points = 512;              // points of the memory curve
+  std::string output;             // -o
+  std::string topology;           // as `collectives`: empty = chosen per module by device count
+  int64_t devices_per_node = 0;   // 0 = the topology's own
+  std::string trace;              // --trace; empty = none
+  size_t max_rows = 200;          // rows of each long table
+  int64_t timeline_points = 512;  // points of the memory curve
 };
 
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return false;
-  out << text;
-  out.close();
-  return static_cast<bool>(out);
-}
-
 int RunReport(const ReportOptions& options) {
+  if (options.output == "-" && options.trace == "-") {
+    std::cerr << "error: -o - and --trace - would both write to standard output; give one a "
+                 "file name\n";
+    return kExitUsage;
+  }
   std::string error;
-  const std::optional<passes::Topology> topology = LoadTopology(options.topology, error);
+  const std::optional<TopologyRequest> topology =
+      MakeTopologyRequest(options.topology, options.devices_per_node, error);
   if (!topology) {
     std::cerr << "error: " << error << "\n";
     return kExitUsage;
@@ -53,27 +54,25 @@ int RunReport(const ReportOptions& options) {
   }
   ModuleReportOptions analysis;
   analysis.memory.timeline_points = options.timeline_points;
-  analysis.topology = &*topology;
-  // What runs on the devices first: optimized modules, then unknown stages, then the modules
-  // before optimizations; input order otherwise.
-  const auto stage_rank = [](const ModuleInput& input) {
-    return input.stage == "after_optimizations" ? 0 : input.stage == "unknown" ? 1 : 2;
-  };
-  std::stable_sort(
-      loaded.modules.begin(), loaded.modules.end(),
-      [&](const ModuleInput& a, const ModuleInput& b) { return stage_rank(a) < stage_rank(b); });
   std::vector<ModuleReport> reports;
   reports.reserve(loaded.modules.size());
-  for (const ModuleInput& input : loaded.modules) {
-    reports.push_back(BuildModuleReport(input, analysis));
+  // Every module's topology before any analysis: one that does not fit stops the command.
+  const std::optional<std::vector<TopologyChoice>> topologies =
+      ChooseTopologies(loaded.modules, *topology, error);
+  if (!topologies) {
+    std::cerr << "error: " << error << "\n";
+    return kExitUsage;
+  }
+  for (size_t i = 0; i < loaded.modules.size(); ++i) {
+    analysis.topology = &(*topologies)[i].topology;
+    reports.push_back(BuildModuleReport(loaded.modules[i], analysis));
   }
 
   HtmlReportOptions html;
   html.max_rows = options.max_rows;
-  html.topology = topology->name;
+  html.topology = DescribeTopologyChoices(*topologies);
   html.trace_path = options.trace;
-  if (!WriteFile(options.output, RenderHtmlReport(reports, html))) {
-    std::cerr << "error: cannot write " << options.output << "\n";
+  if (!WriteOutput(options.output, RenderHtmlReport(reports, html), "HTML report")) {
     return kExitUsage;
   }
   if (!options.trace.empty()) {
@@ -86,10 +85,7 @@ int RunReport(const ReportOptions& options) {
     }
     // Invalid UTF-8 in a dump's strings becomes U+FFFD rather than an exception.
     const std::string trace = JsonText(BuildTrace(*traced), 1);
-    if (!WriteFile(options.trace, trace + "\n")) {
-      std::cerr << "error: cannot write " << options.trace << "\n";
-      return kExitUsage;
-    }
+    if (!WriteOutput(options.trace, trace + "\n", "trace")) return kExitUsage;
   }
   return kExitOk;
 }
@@ -102,26 +98,29 @@ void RegisterReportCommand(CLI::App& app, RunFn& run) {
       "report",
       "One self-contained HTML page of memory, collectives and RNG costs per module; with "
       "--trace, the simulated step as a trace for ui.perfetto.dev");
-  AddInputOptions(*command, options->input);
-  command->add_option("-o,--output", options->output, "The HTML file to write")->required();
+  AddInputOptions(*command, options->input, /*with_format=*/false);  // HTML only
+  command->add_option("-o,--output", options->output, "The HTML file to write (- for stdout)")
+      ->required();
   std::string presets;
   for (const std::string& name : TopologyPresetNames())
     presets += (presets.empty() ? "" : ", ") + name;
-  command
-      ->add_option("--topology", options->topology,
-                   "Collective times on this preset (" + presets + ") or JSON file")
-      ->capture_default_str();
+  command->add_option("--topology", options->topology,
+                      "Collective times on this preset (" + presets +
+                          ") or JSON file; default: a preset chosen per module by its device "
+                          "count and platform");
+  command->add_option("--devices-per-node", options->devices_per_node,
+                      "Override the topology's devices per node");
   command->add_option("--trace", options->trace,
                       "Also write the simulated step of one module (the first "
-                      "after_optimizations one) as Chrome trace-event JSON");
+                      "after_optimizations one) as Chrome trace-event JSON (- for stdout)");
   command
       ->add_option("--max-rows", options->max_rows, "Rows of each long table; the rest summarised")
-      ->check(CLI::PositiveNumber)
+      ->check(AtLeastOne())
       ->capture_default_str();
   command
       ->add_option("--timeline-points", options->timeline_points,
                    "Points of the memory curve (each the maximum of its stretch)")
-      ->check(CLI::PositiveNumber)
+      ->check(AtLeastOne())
       ->capture_default_str();
   command->callback([options, &run] { run = [options] { return RunReport(*options); }; });
 }

@@ -148,7 +148,13 @@ int RunRngBits(const RngBitsOptions& options) {
 }  // namespace
 
 void RegisterRngCommand(CLI::App& app, RunFn& run) {
-  CLI::App* rng = app.add_subcommand("rng", "JAX's threefry random numbers, bit-exact");
+  CLI::App* rng = app.add_subcommand(
+      "rng",
+      "Random numbers: `rng sites DUMP` finds every RNG site of a dump (mode, buffers, "
+      "collectives, what-if per mode, key residuals); `rng bits` prints JAX's threefry bits "
+      "exactly");
+  rng->footer(
+      "Start with: spmdsim rng sites DIR   (a --xla_dump_to directory or an HLO text file)");
   rng->require_subcommand(1);
   auto options = std::make_shared<RngBitsOptions>();
   CLI::App* bits = rng->add_subcommand(

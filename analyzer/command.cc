@@ -1,25 +1,97 @@
 #include "analyzer/command.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <map>
 
 #include "analyzer/progress.h"
 
 namespace spmdsim::analyzer {
 
-void AddInputOptions(CLI::App& command, InputOptions& options) {
+void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format) {
   command.add_option("inputs", options.inputs,
-                     "HLO text files (.txt or .txt.gz) or --xla_dump_to directories; "
-                     "none analyses the embedded demo dump");
-  command.add_option("--format", options.format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+                     "HLO text files (.txt or .txt.gz), --xla_dump_to directories, or - for "
+                     "standard input; none analyses the embedded demo dump");
+  if (with_format) {
+    command.add_option("--format", options.format, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
   command.add_option("--module", options.module_filter,
                      "Only modules whose name contains this text");
+  AddStageOption(command, options.stage);
+}
+
+void AddStageOption(CLI::App& command, std::string& stage) {
+  command
+      .add_option("--stage", stage,
+                  "Only modules of this stage: after (what the devices run, exact), before "
+                  "(before XLA's passes: estimates), unknown, or all")
+      ->transform(CLI::Transformer(std::map<std::string, std::string>{
+          {"before", "before_optimizations"}, {"after", "after_optimizations"}}))
+      ->check(CLI::IsMember({"all", "before_optimizations", "after_optimizations", "unknown"}))
+      ->capture_default_str();
+}
+
+bool WriteOutput(const std::string& path, std::string_view text, std::string_view what,
+                 bool append) {
+  if (path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    if (std::cout.good()) return true;
+    std::cerr << "error: cannot write the " << what << " to standard output\n";
+    return false;
+  }
+  std::ofstream out(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
+  out << text;
+  out.close();
+  if (out) return true;
+  std::cerr << "error: cannot write the " << what << " to " << path << "\n";
+  return false;
+}
+
+CLI::Validator AtLeastOne() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        int64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value < 1) {
+          return "must be a whole number of at least 1, not " + text;
+        }
+        return "";
+      },
+      "INT>=1");
+}
+
+CLI::Validator NotNegative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
+            !std::isfinite(value)) {
+          return "must be a number of at least 0, not " + text;
+        }
+        return "";
+      },
+      "NUMBER>=0");
 }
 
 namespace {
 int g_deferred_exit_code = kExitOk;
+
+// What runs on the devices first: the modules after optimizations (exact), then those of unknown
+// stage, then the ones before optimizations (estimates); the order XLA wrote them otherwise.
+void OptimizedFirst(std::vector<ModuleInput>& modules) {
+  const auto rank = [](const ModuleInput& input) {
+    return input.stage == "after_optimizations" ? 0 : input.stage == "unknown" ? 1 : 2;
+  };
+  std::stable_sort(modules.begin(), modules.end(),
+                   [&](const ModuleInput& a, const ModuleInput& b) { return rank(a) < rank(b); });
+}
 
 void Defer(LoadedOrExit& result, int code) {
   result.deferred_exit_code = std::max(result.deferred_exit_code, code);
@@ -67,6 +139,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
   for (const std::string& input : options.inputs) {
     LoadOptions load;
     load.module_filter = options.module_filter;
+    load.stage = options.stage;
     if (!take(LoadInputs(input, load))) {
       failed = std::max(failed, result.exit_code);
       result.exit_code = kExitOk;
@@ -77,6 +150,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
   } else if (failed != kExitOk) {
     Defer(result, failed);
   }
+  OptimizedFirst(result.modules);
   return result;
 }
 

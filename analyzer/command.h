@@ -20,15 +20,32 @@ inline constexpr std::string_view kSpmdsimVersion = "0.1.0";
 
 // Options every analysing command takes.
 struct InputOptions {
-  std::vector<std::string> inputs;  // files or directories; none = the embedded demo dump
+  std::vector<std::string> inputs;  // files or directories ("-": stdin); none = the demo dump
   std::string format = "text";      // text | json
   std::string module_filter;        // --module
+  std::string stage = "all";        // --stage: all | before_optimizations | after_optimizations
 };
 
-// Adds the shared input options (positional FILE|DIR..., --format, --module) to a subcommand.
-void AddInputOptions(CLI::App& command, InputOptions& options);
+// Adds the shared input options (positional FILE|DIR..., --format unless `with_format` is false,
+// --module, --stage) to a subcommand.
+void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format = true);
 
-// Loads every input; on failure prints the message to stderr and returns its exit code.
+// Adds --stage alone (for commands with their own inputs): all, before, after,
+// before_optimizations, after_optimizations or unknown; stored as "all" or the full stage name.
+void AddStageOption(CLI::App& command, std::string& stage);
+
+// Writes `text` to the file `path`, or to standard output for "-"; false (message printed, naming
+// `what`) when it cannot be written. `append` adds to the end of an existing file.
+bool WriteOutput(const std::string& path, std::string_view text, std::string_view what,
+                 bool append = false);
+
+// A whole number option that must be at least 1, with a plain message otherwise.
+CLI::Validator AtLeastOne();
+// A number option that must not be negative (a percentage), with a plain message otherwise.
+CLI::Validator NotNegative();
+
+// Loads every input; on failure prints the message to stderr and returns its exit code. Modules
+// after optimizations come first, then those of unknown stage, then those before optimizations.
 // A file that could not be read or parsed while others loaded is reported, and the command goes
 // on; `deferred_exit_code` is then that file's exit code (3 for a parse error), which main()
 // returns at the end unless the command's own is worse.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "analyzer/progress.h"
@@ -24,6 +25,14 @@ namespace {
 
 // Inputs (decompressed) beyond this are refused: a gzip bomb must not eat the machine.
 constexpr size_t kMaxDecompressedBytes = ir::kMaxInputBytes;
+
+// " matching 'x' of stage after_optimizations": what --module and --stage selected, if anything.
+std::string SelectionText(const LoadOptions& options) {
+  std::string text;
+  if (!options.module_filter.empty()) text += " matching '" + options.module_filter + "'";
+  if (options.stage != "all") text += " of stage " + options.stage + " (--stage)";
+  return text;
+}
 
 std::string TooLarge(size_t limit) {
   return "more than " + std::to_string(limit >> 20) +
@@ -77,6 +86,7 @@ std::optional<LoadFailure> ParseInto(const std::string& path, std::string text,
   ir::ParseResult result = ir::ParseHloText(source);
   if (!result.ok()) return LoadFailure{kExitParse, result.error->ToString()};
   const std::string stage = StageFromName(fs::path(path).filename().string());
+  if (options.stage != "all" && stage != options.stage) return std::nullopt;
   for (auto& module : result.modules) {
     if (!options.module_filter.empty() &&
         module->name.find(options.module_filter) == std::string_view::npos) {
@@ -241,9 +251,7 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
   } else if (outcome.inputs.modules.empty()) {
     outcome.failure =
         LoadFailure{kExitUsage, dir.string() + ": error: no HLO module found in this directory" +
-                                    (options.module_filter.empty()
-                                         ? std::string()
-                                         : " matching '" + options.module_filter + "'")};
+                                    SelectionText(options)};
   }
   return outcome;
 }
@@ -299,15 +307,19 @@ std::optional<std::string> Gunzip(std::string_view data, std::string& error) {
   return out;
 }
 
-std::optional<std::string> ReadFileContents(const std::string& path, std::string& error) {
+namespace {
+
+// Reads `path` whole (a file, a pipe, /dev/stdin), decompressing gzip; messages name `name`.
+std::optional<std::string> ReadWhole(const std::string& path, const std::string& name,
+                                     std::string& error) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    error = path + ": error: is a directory";
+    error = name + ": error: is a directory";
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    error = path + ": error: cannot open file";
+    error = name + ": error: cannot open file";
     return std::nullopt;
   }
   std::string data;
@@ -315,7 +327,7 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
   // dump would otherwise be copied several times); pipes and the like are streamed.
   const auto size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
   if (!ec && size > kMaxDecompressedBytes) {
-    error = path + ": error: " + TooLarge(kMaxDecompressedBytes);
+    error = name + ": error: " + TooLarge(kMaxDecompressedBytes);
     return std::nullopt;
   }
   if (!ec && size > 0) {
@@ -323,7 +335,7 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
     in.read(data.data(), static_cast<std::streamsize>(size));
     data.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
     if (in.bad()) {
-      error = path + ": error: read failed";
+      error = name + ": error: read failed";
       return std::nullopt;
     }
   } else {
@@ -333,29 +345,47 @@ std::optional<std::string> ReadFileContents(const std::string& path, std::string
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       data.append(chunk.data(), static_cast<size_t>(in.gcount()));
       if (data.size() > kMaxDecompressedBytes) {
-        error = path + ": error: " + TooLarge(kMaxDecompressedBytes);
+        error = name + ": error: " + TooLarge(kMaxDecompressedBytes);
         return std::nullopt;
       }
     }
     if (in.bad()) {
-      error = path + ": error: read failed";
+      error = name + ": error: read failed";
       return std::nullopt;
     }
   }
   if (!IsGzip(data)) return data;
   std::string gz_error;
   auto text = Gunzip(data, gz_error);
-  if (!text) error = path + ": error: " + gz_error;
+  if (!text) error = name + ": error: " + gz_error;
   return text;
 }
 
-LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    return {{}, LoadFailure{kExitUsage, path + ": error: no such file or directory"}};
+}  // namespace
+
+std::optional<std::string> ReadFileContents(const std::string& given, std::string& error) {
+  // "-" is standard input, which can be read once.
+  static bool stdin_taken = false;
+  const bool from_stdin = given == "-";
+  const std::string name = from_stdin ? std::string(kStdinName) : given;
+  if (from_stdin && std::exchange(stdin_taken, true)) {
+    error = name + ": error: standard input (-) is named twice; it can be read once";
+    return std::nullopt;
   }
-  if (fs::is_directory(status)) return LoadDirectory(path, options);
+  return ReadWhole(from_stdin ? "/dev/stdin" : given, name, error);
+}
+
+LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options) {
+  const bool from_stdin = path == "-";
+  const std::string name = from_stdin ? std::string(kStdinName) : path;
+  if (!from_stdin) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+      return {{}, LoadFailure{kExitUsage, path + ": error: no such file or directory"}};
+    }
+    if (fs::is_directory(status)) return LoadDirectory(path, options);
+  }
   LoadOutcome outcome;
   std::string error;
   auto text = ReadFileContents(path, error);
@@ -363,13 +393,13 @@ LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options) {
     outcome.failure = LoadFailure{kExitUsage, error};
     return outcome;
   }
-  if (auto failure = ParseInto(path, std::move(*text), options, outcome.inputs)) {
+  if (auto failure = ParseInto(name, std::move(*text), options, outcome.inputs)) {
     outcome.failure = failure;
     return outcome;
   }
   if (outcome.inputs.modules.empty()) {
-    outcome.failure = LoadFailure{
-        kExitUsage, path + ": error: no module matches '" + options.module_filter + "'"};
+    outcome.failure =
+        LoadFailure{kExitUsage, name + ": error: no module found" + SelectionText(options)};
   }
   return outcome;
 }

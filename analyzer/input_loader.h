@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/hlo.h"
@@ -21,6 +22,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;  // usage or I/O error
 inline constexpr int kExitParse = 3;  // input that cannot be parsed
+
+// The name standard input ("-") goes by in messages and outputs.
+inline constexpr std::string_view kStdinName = "<stdin>";
 
 struct ModuleInput {
   std::string path;   // the file the module came from ("<embedded>/name" for the demo dump)
@@ -46,11 +50,14 @@ struct LoadFailure {
 struct LoadOptions {
   // Only modules whose name contains this string (empty = all).
   std::string module_filter;
+  // Only modules of this stage ("all" = every stage).
+  std::string stage = "all";
 };
 
-// Loads a file or directory. On failure returns LoadFailure (never throws). In a directory a
-// module file that cannot be parsed does not stop the others: its located error goes into
-// `skipped_files`, the rest are loaded, and `failure` is set only when no module loaded.
+// Loads a file or directory ("-": standard input, named <stdin>). On failure returns LoadFailure
+// (never throws). In a directory a module file that cannot be parsed does not stop the others: its
+// located error goes into `skipped_files`, the rest are loaded, and `failure` is set only when no
+// module loaded.
 struct LoadOutcome {
   LoadedInputs inputs;
   std::optional<LoadFailure> failure;
@@ -61,7 +68,8 @@ LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options = {})
 // The demo dump compiled into the binary.
 LoadOutcome LoadEmbeddedDump();
 
-// Reads a file, gunzipping it when it starts with the gzip magic. nullopt + message on failure.
+// Reads a file ("-": standard input, once per process), gunzipping it when it starts with the
+// gzip magic. nullopt + message on failure.
 std::optional<std::string> ReadFileContents(const std::string& path, std::string& error);
 
 // Gunzips a buffer; nullopt on corrupt data.

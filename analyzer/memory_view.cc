@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analyzer/human_units.h"
+#include "analyzer/module_heading.h"
 
 namespace spmdsim::analyzer {
 
@@ -258,7 +259,7 @@ std::string Curve(const std::vector<passes::TimelinePoint>& timeline, size_t wid
 void PrintMemoryText(const ModuleInput& input, const MemoryReport& report, std::ostream& out,
                      const MemoryTextOptions& options) {
   const passes::PeakMemoryResult& r = report.prediction;
-  out << fmt::format("module {}  ({})\n", input.module->name, input.path);
+  out << ModuleHeading(input.module->name, input.stage, input.path);
   out << fmt::format("  memory per device: {}{}, {} positions\n", r.schedule,
                      r.per_device_from_shardings ? ", sizes from shardings" : "",
                      r.schedule_length);

@@ -7,6 +7,7 @@
 
 #include "analyzer/human_units.h"
 #include "analyzer/json_text.h"
+#include "analyzer/module_heading.h"
 
 namespace spmdsim::analyzer {
 
@@ -66,7 +67,7 @@ std::vector<std::pair<std::string, int64_t>> ByCountDescending(
 }  // namespace
 
 void PrintStatsText(const ModuleInput& input, const passes::StatsResult& stats, std::ostream& out) {
-  out << fmt::format("module {}  ({})\n", stats.name, input.path);
+  out << ModuleHeading(stats.name, input.stage, input.path);
   out << fmt::format("  stage: {}   scheduled: {}   partitions: {}   replicas: {}\n", input.stage,
                      stats.is_scheduled ? "yes" : "no", stats.num_partitions, stats.replica_count);
   out << fmt::format("  computations: {}   instructions: {}\n", stats.computation_count,

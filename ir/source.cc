@@ -1,6 +1,7 @@
 #include "ir/source.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace spmdsim::ir {
 
@@ -58,17 +59,64 @@ Diagnostic MakeDiagnostic(const SourceBuffer& source, size_t offset, Severity se
 
 namespace {
 
-// Control characters (binary input) shown as '?', so a diagnostic never drives the terminal; a
-// tab becomes a space so the caret lines up.
-std::string Printable(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c == '\t') {
-      c = ' ';
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      c = '?';
-    }
+// Length of the valid UTF-8 sequence (of a printable character) at text[i], or 0.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t length = 0;
+  uint32_t code = 0;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+    code = lead & 0x1fu;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    code = lead & 0x0fu;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    code = lead & 0x07u;
+  } else {
+    return 0;
   }
+  if (i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0u) != 0x80u) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3fu);
+  }
+  const uint32_t smallest = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+  const bool surrogate = code >= 0xd800 && code <= 0xdfff;
+  // C1 controls (U+0080..U+009F) drive terminals as the C0 ones do.
+  if (code < smallest || surrogate || code > 0x10ffff || code < 0xa0) return 0;
+  return length;
+}
+
+// The excerpt a diagnostic may print: control characters and bytes that are not UTF-8 (binary
+// input) become '?', so a diagnostic never drives the terminal or echoes raw bytes; a tab becomes
+// a space. `caret_byte` (a byte offset into `text`) is turned into the column of the result.
+std::string Printable(std::string_view text, size_t* caret_byte = nullptr) {
+  std::string out;
+  out.reserve(text.size());
+  size_t columns = 0;
+  size_t caret_column = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (caret_byte != nullptr && i <= *caret_byte) caret_column = columns;
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = 1;
+    if (c == '\t') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7f) {
+      out += '?';
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if ((length = Utf8SequenceLength(text, i)) > 0) {
+      out.append(text.substr(i, length));
+    } else {
+      length = 1;
+      out += '?';
+    }
+    i += length;
+    ++columns;
+  }
+  if (caret_byte != nullptr) *caret_byte = *caret_byte >= text.size() ? columns : caret_column;
   return out;
 }
 
@@ -78,9 +126,9 @@ std::string Diagnostic::ToString() const {
   std::string out = file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " +
                     (severity == Severity::kError ? "error: " : "warning: ") + Printable(message);
   if (source_line.empty()) return out;
-  const std::string shown = Printable(source_line);
-  const size_t caret = static_cast<size_t>(caret_col > 0 ? caret_col : 1);
-  out += "\n  " + shown + "\n  " + std::string(caret - 1, ' ') + "^";
+  size_t caret = static_cast<size_t>(caret_col > 0 ? caret_col - 1 : 0);  // a byte offset
+  const std::string shown = Printable(source_line, &caret);
+  out += "\n  " + shown + "\n  " + std::string(caret, ' ') + "^";
   return out;
 }
 
