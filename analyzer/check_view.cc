@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/finding_scope.h"
 #include "analyzer/human_units.h"
 #include "analyzer/stats_view.h"
 
@@ -174,7 +175,9 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
     for (const CheckedFinding& checked : m.findings) {
       if (!checked.is_new) continue;
       const CheckFinding& finding = checked.finding;
-      out << fmt::format("  new finding {} ({}){}: {}\n", finding.kind, finding.severity,
+      const std::string scope = FindingScope(finding.op_name);
+      out << fmt::format("  new finding {} ({}){}{}: {}\n", finding.kind, finding.severity,
+                         scope.empty() ? "" : " in " + scope,
                          finding.source.empty() ? "" : " at " + finding.source, finding.message);
     }
   }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -295,6 +296,108 @@ TEST_CASE("report: usage and I/O errors exit 2") {
   CHECK(Run("report " + kDp8 + " -o " + (dir.path / "r.html").string() + " --trace " +
             (dir.path / "missing" / "t.json").string())
             .exit_code == 2);
+}
+
+// The module sections of a report, in order.
+std::vector<std::string> Sections(const std::string& html) {
+  std::vector<std::string> sections;
+  const std::string open = "<section class=\"module\"";
+  for (size_t at = html.find(open); at != std::string::npos;) {
+    const size_t end = html.find("</section>", at);
+    REQUIRE(end != std::string::npos);
+    sections.push_back(html.substr(at, end - at));
+    at = html.find(open, end);
+  }
+  return sections;
+}
+
+size_t Count(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+TEST_CASE("report on the seed dump: the remat what-if, random-bit rows marked, each kind once") {
+  const RunOutput report = Run("report " + kSeed + " -o - --stage after");
+  REQUIRE(report.exit_code == 0);
+  const std::vector<std::string> sections = Sections(report.out);
+  REQUIRE(sections.size() == 1);
+  const std::string& html = sections[0];
+  const RunOutput sites = Run("rng sites --format json --stage after " + kSeed);
+  REQUIRE(sites.exit_code == 0);
+  const nlohmann::json rng = nlohmann::json::parse(sites.out).at("modules").at(0).at("rng");
+  const nlohmann::json& remat = rng.at("remat_whatif");
+  REQUIRE(remat.at("buffers").get<int64_t>() > 0);
+  // The what-if of `rng sites` (313.91 GiB -> 295.91 GiB on this dump), in the same words.
+  CHECK(Contains(html, "remat what-if: recomputing the " +
+                           std::to_string(remat.at("buffers").get<int64_t>()) +
+                           " random-bit buffers"));
+  CHECK(Contains(html, "peak 313.91 GiB -&gt; 295.91 GiB (saves 18.00 GiB)"));
+
+  // One explanation per finding kind, not one per finding.
+  std::map<std::string, int> kinds;
+  for (const auto& f : rng.at("findings")) ++kinds[f.at("kind").get<std::string>()];
+  REQUIRE(rng.at("findings").size() > kinds.size());
+  CHECK(Count(html, "<p class=\"finding-kind\">") == kinds.size());
+  // Each finding names its dropout: 24 findings, 24 different scopes (12 blocks x 2 dropouts).
+  CHECK(Count(html, "_transformer/block_") >= rng.at("findings").size());
+
+  // Rows marked "random bits" are exactly the listed live buffers that are RNG site buffers.
+  std::set<std::string> random_values;
+  for (const auto& site : rng.at("sites")) {
+    for (const auto& buffer : site.at("buffers")) {
+      // JSON writes a whole instruction's value without "{}".
+      const auto with_index = [](std::string v) { return v.ends_with('}') ? v : v + "{}"; };
+      random_values.insert(with_index(buffer.at("value").get<std::string>()));
+      for (const auto& v : buffer.at("values")) random_values.insert(with_index(v));
+    }
+  }
+  const RunOutput analyze = Run("analyze " + kSeed + " --format json --stage after");
+  const nlohmann::json analyzed = nlohmann::json::parse(analyze.out);
+  const nlohmann::json& live = analyzed.at("modules").at(0).at("memory").at("live_at_peak");
+  size_t marked = 0;
+  size_t listed = 0;
+  for (const auto& buffer : live) {
+    const std::string index = buffer.at("index");
+    const bool random =
+        random_values.count(buffer.at("instruction").get<std::string>() + index) > 0;
+    if (listed++ < 200) marked += random ? 1 : 0;  // the listing shows 200 rows
+  }
+  REQUIRE(marked > 0);
+  CHECK(Count(html, "<tr class=\"rng\">") == marked);
+}
+
+TEST_CASE(
+    "report: the noise paragraph names the module's device count, only where bits are drawn") {
+  for (const std::string cell :
+       {"jax012_tpu4_flax_dp_partitionable_remat", "jax012_gpu16_flax_dp_partitionable_remat",
+        "jax012_cpu8_flax_process_init_train_eval"}) {
+    INFO(cell);
+    const RunOutput report = Run("report " + kDumps + cell + " -o - --stage after");
+    REQUIRE(report.exit_code == 0);
+    const RunOutput sites = Run("rng sites --format json --stage after " + kDumps + cell);
+    const nlohmann::json modules = nlohmann::json::parse(sites.out).at("modules");
+    const RunOutput stats = Run("stats --format json --stage after " + kDumps + cell);
+    const nlohmann::json stats_modules = nlohmann::json::parse(stats.out).at("modules");
+    REQUIRE(stats_modules.size() == modules.size());
+    const std::vector<std::string> sections = Sections(report.out);
+    REQUIRE(sections.size() == modules.size());
+    for (size_t i = 0; i < sections.size(); ++i) {
+      int64_t bits_sites = 0;
+      for (const auto& site : modules[i].at("rng").at("sites")) {
+        bits_sites += site.at("purpose") == "bits" ? 1 : 0;
+      }
+      const nlohmann::json& counts = stats_modules[i].at("stats");
+      const int64_t devices =
+          counts.at("num_partitions").get<int64_t>() * counts.at("replica_count").get<int64_t>();
+      INFO(modules[i].at("name") << " devices " << devices << " bits sites " << bits_sites);
+      CHECK(Contains(sections[i], "Tied or independent noise") == (bits_sites > 0));
+      CHECK_FALSE(Contains(sections[i], "so 8 devices draw"));
+      if (bits_sites > 0) {
+        CHECK(Contains(sections[i], "the " + std::to_string(devices) + " devices of this module"));
+      }
+    }
+  }
 }
 
 }  // namespace

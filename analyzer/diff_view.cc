@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/finding_scope.h"
 #include "analyzer/human_units.h"
 
 namespace spmdsim::analyzer {
@@ -178,7 +179,8 @@ void PrintDiffText(const ModuleInput* a, const ModuleInput* b, const ModuleDiff*
   for (const auto& [sign, list] :
        {std::pair{'+', &d.findings_added}, std::pair{'-', &d.findings_removed}}) {
     for (const passes::RngFinding& f : *list) {
-      out << fmt::format("    {} {}{}  {}\n", sign, f.kind,
+      const std::string scope = FindingScope(f.op_name);
+      out << fmt::format("    {} {}{}{}  {}\n", sign, f.kind, scope.empty() ? "" : " in " + scope,
                          f.source.empty() ? "" : " at " + f.source, ShortOpName(f.op_name));
     }
   }

@@ -7,10 +7,13 @@
 #include <set>
 #include <string_view>
 
+#include "analyzer/finding_scope.h"
 #include "analyzer/html_escape.h"
 #include "analyzer/human_units.h"
+#include "analyzer/rng_sites_view.h"
 #include "analyzer/svg_chart.h"
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -39,6 +42,7 @@ td.shape{font-family:monospace;font-size:12px;word-break:break-all;max-width:22e
 min-width:8em}
 table.summary th{width:13em}.exact{color:#5b6475;font-size:12px}
 tr.total td{font-weight:bold;background:#f6f8fb}.warning{color:#a33b00;font-weight:bold}
+tr.rng td{background:#fff4e0}.rngmark{color:#8a4b00;font-weight:bold;white-space:nowrap}
 .note{color:#5b6475;font-size:13px}nav ul{margin:4px 0;padding-left:20px}
 svg.curve{display:block;margin:6px 0 10px;background:#fbfcfe;border:1px solid #d5dae3}
 svg .area{fill:#9cc0e8;stroke:#2f65a7;stroke-width:1}svg .grid{stroke:#e3e7ee;stroke-width:1}
@@ -245,7 +249,25 @@ std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
   return E(out);
 }
 
-void LiveAtPeak(const PeakMemoryResult& m, const HtmlReportOptions& options, std::string& out) {
+// "name{index}", with "{}" for a whole instruction ("name" alone is written for it too).
+std::string WithIndex(const std::string& value) {
+  return value.ends_with('}') ? value : value + "{}";
+}
+
+// "name{index}" of every value an RNG site's buffers hold: counters and random bits.
+std::set<std::string> RandomBitValues(const passes::RngSiteResult& rng) {
+  std::set<std::string> values;
+  for (const RngSite& site : rng.sites) {
+    for (const passes::RngSiteBuffer& buffer : site.buffers) {
+      values.insert(WithIndex(buffer.value));
+      for (const std::string& value : buffer.values) values.insert(WithIndex(value));
+    }
+  }
+  return values;
+}
+
+void LiveAtPeak(const PeakMemoryResult& m, const std::set<std::string>& random_values,
+                const HtmlReportOptions& options, std::string& out) {
   if (m.peak_time >= 0) {
     out += fmt::format(
         "<h3>Live at the peak: position {}, <span class=\"code\">{}</span> ({}), {} buffers</h3>\n",
@@ -275,6 +297,22 @@ void LiveAtPeak(const PeakMemoryResult& m, const HtmlReportOptions& options, std
                        groups.size() - options.max_groups);
   }
   const size_t shown = std::min(options.max_rows, m.live_at_peak.size());
+  const auto is_random = [&](const LiveBuffer& b) {
+    return random_values.count(b.instruction + b.index) > 0;
+  };
+  int64_t random_count = 0;
+  int64_t random_bytes = 0;
+  for (const LiveBuffer& b : m.live_at_peak) {
+    if (!is_random(b)) continue;
+    ++random_count;
+    random_bytes = ir::SaturatingAdd(random_bytes, b.size_bytes);
+  }
+  if (random_count > 0) {
+    out += fmt::format(
+        "<p class=\"note\"><span class=\"rngmark\">random bits</span>: {} of these buffers, {} "
+        "together, hold counters or bits of RNG sites (marked below).</p>\n",
+        random_count, Bytes(random_bytes));
+  }
   out += fmt::format("<details{}><summary>the buffers, largest first ({} of {})</summary>\n",
                      shown <= 40 ? " open" : "", shown, m.live_at_peak.size());
   out +=
@@ -283,10 +321,14 @@ void LiveAtPeak(const PeakMemoryResult& m, const HtmlReportOptions& options, std
       "</tr>\n";
   for (size_t i = 0; i < shown; ++i) {
     const LiveBuffer& b = m.live_at_peak[i];
-    out += "<tr>" + NumTd(static_cast<int64_t>(i + 1)) + BytesTd(b.size_bytes) +
-           Td(b.instruction + (b.index == "{}" ? "" : b.index), "code") +
-           Td(b.opcode + " (" + b.kind + ")") + LongTd(b.shape, "shape") +
-           LongTd(b.op_name, "long") + LongTd(b.source, "long") + "</tr>\n";
+    const bool random = is_random(b);
+    out +=
+        std::string(random ? "<tr class=\"rng\">" : "<tr>") + NumTd(static_cast<int64_t>(i + 1)) +
+        BytesTd(b.size_bytes) + Td(b.instruction + (b.index == "{}" ? "" : b.index), "code") +
+        (random ? "<td>" + E(b.opcode + " (" + b.kind + ")") +
+                      " <span class=\"rngmark\">random bits</span></td>"
+                : Td(b.opcode + " (" + b.kind + ")")) +
+        LongTd(b.shape, "shape") + LongTd(b.op_name, "long") + LongTd(b.source, "long") + "</tr>\n";
   }
   out += "</table>\n";
   if (m.live_at_peak.size() > shown) {
@@ -438,27 +480,32 @@ void RngSites(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
 void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, std::string& out) {
   out += fmt::format("<h3>Findings: {}</h3>\n", r.findings.size());
   if (r.findings.empty()) return;
+  // What each kind means, once; the table then has a row per finding.
+  std::set<std::string> explained;
+  for (const RngFinding& f : r.findings) {
+    if (!explained.insert(f.kind).second) continue;
+    out += "<p class=\"finding-kind\"><span class=\"code\">" + E(f.kind) +
+           "</span>: " + E(f.message) + "</p>\n";
+  }
   out +=
       "<table class=\"findings\"><tr><th>kind</th><th>severity</th><th class=\"num\">bytes</th>"
-      "<th class=\"num\">saving</th><th>site</th><th>message</th></tr>\n";
+      "<th class=\"num\">saving</th><th>dropout</th><th>site</th><th>source</th></tr>\n";
   const size_t shown = std::min(options.max_rows, r.findings.size());
   for (size_t i = 0; i < shown; ++i) {
     const RngFinding& f = r.findings[i];
     out += "<tr>" + Td(f.kind, "code") + Td(f.severity, f.severity == "warning" ? "warning" : "") +
-           BytesTd(f.bytes) + BytesTd(f.saving_bytes) + Td(f.site, "code") + Td(f.message) +
-           "</tr>\n<tr class=\"sub\"><td></td>" +
-           LongTd(f.op_name + (f.source.empty() ? "" : "  (" + f.source + ")"), "long wide",
-                  "colspan=\"5\"") +
-           "</tr>\n";
+           BytesTd(f.bytes) + BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") +
+           Td(f.site, "code") + LongTd(f.source, "long") + "</tr>\n";
   }
   out += "</table>\n";
   if (shown < r.findings.size()) {
     out += fmt::format("<p class=\"note\">... {} more findings.</p>\n", r.findings.size() - shown);
   }
+  if (r.remat.ran) out += "<p class=\"remat\">" + E(RematWhatIfText(r.remat)) + "</p>\n";
 }
 
 // Whether the module's noise is tied to the global tensor or independent per device.
-void Noise(const passes::RngSiteResult& r, std::string& out) {
+void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
   int64_t shared = 0;
   int64_t per_device = 0;
   int64_t rbg = 0;
@@ -472,12 +519,16 @@ void Noise(const passes::RngSiteResult& r, std::string& out) {
       ++shared;
     }
   }
+  if (shared + per_device + rbg == 0) return;  // no random bits drawn
   out += "<h3>Tied or independent noise</h3>\n<p class=\"noise\">";
   out +=
       "A key shared by all devices, hashed by threefry in partitionable or replicated mode, "
       "gives every element of the global random tensor the same bits on any mesh: the noise "
-      "is tied to the element's global position, so 8 devices draw the same dropout masks as "
-      "one (switching between the two modes changes the bits; the mesh does not). A key "
+      "is tied to the element's global position, so " +
+      (devices > 1 ? fmt::format("the {} devices of this module draw", devices)
+                   : std::string("any number of devices draws")) +
+      " the same dropout masks as one (switching between the two modes changes the bits; the "
+      "mesh does not). A key "
       "derived from the device's position (partition-id, or an axis index inside shard_map; "
       "finding <span class=\"code\">rng-depends-on-partition</span>) gives each device its "
       "own, independent noise, which changes when the device count or the mesh changes. "
@@ -509,11 +560,11 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
     curve.schedule_length = m.schedule_length;
     out += MemoryCurveSvg(m.timeline, curve);
   }
-  LiveAtPeak(m, options, out);
+  LiveAtPeak(m, RandomBitValues(report.rng), options, out);
   Collectives(report.collectives, passes::IsUnpartitioned(*input.module), options, out);
   RngSites(report.rng, options, out);
   Findings(report.rng, options, out);
-  Noise(report.rng, out);
+  Noise(report.rng, ir::DeviceCount(*input.module), out);
   out += "</section>\n";
 }
 

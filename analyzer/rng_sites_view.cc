@@ -5,7 +5,9 @@
 #include <set>
 #include <string>
 
+#include "analyzer/finding_scope.h"
 #include "analyzer/human_units.h"
+#include "analyzer/module_heading.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -141,9 +143,22 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   return j;
 }
 
+std::string RematWhatIfText(const passes::RngRematWhatIf& remat) {
+  if (!remat.ran) return "";
+  if (remat.buffers == 0) {
+    return "remat what-if: none of the held buffers is a temporary of the heap (XLA placed them "
+           "in allocations of their own), so recomputing them leaves the peak as it is";
+  }
+  return fmt::format(
+      "remat what-if: recomputing the {} random-bit buffers held across the forward/backward "
+      "boundary where the backward reads them: peak {} -> {} (saves {})",
+      remat.buffers, HumanBytes(remat.peak_bytes), HumanBytes(remat.peak_bytes_recomputed),
+      HumanBytes(remat.saving_bytes));
+}
+
 void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
                        const RngSitesViewOptions& options, std::ostream& out) {
-  out << fmt::format("module {}  ({})\n", input.module->name, input.path);
+  out << ModuleHeading(input.module->name, input.stage, input.path);
   out << fmt::format("  rng sites: {} ({} drawing bits), {} devices\n", result.totals.sites,
                      result.totals.bits_sites, result.num_partitions);
   int number = 0;
@@ -211,7 +226,9 @@ void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
   // The first finding of each kind with its whole message, the others a line each.
   std::set<std::string> explained;
   for (const RngFinding& f : result.findings) {
-    out << fmt::format("  finding {} ({}) at {}", f.kind, f.severity, f.site);
+    const std::string scope = FindingScope(f.op_name);
+    out << fmt::format("  finding {} ({}){} at {}", f.kind, f.severity,
+                       scope.empty() ? "" : " in " + scope, f.site);
     if (!f.source.empty()) out << " (" << f.source << ")";
     if (f.bytes > 0) out << fmt::format(": {}", HumanBytes(f.bytes));
     if (f.kind == "rng-key-residual") {
@@ -222,16 +239,7 @@ void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
     out << "\n";
     if (explained.insert(f.kind).second) out << "    " << f.message << "\n";
   }
-  if (result.remat.ran && result.remat.buffers > 0) {
-    out << fmt::format(
-        "  remat what-if: recomputing the {} random-bit buffers held across the forward/backward "
-        "boundary where the backward reads them: peak {} -> {} (saves {})\n",
-        result.remat.buffers, HumanBytes(result.remat.peak_bytes),
-        HumanBytes(result.remat.peak_bytes_recomputed), HumanBytes(result.remat.saving_bytes));
-  } else if (result.remat.ran) {
-    out << "  remat what-if: none of the held buffers is a temporary of the heap (XLA placed them "
-           "in allocations of their own), so recomputing them leaves the peak as it is\n";
-  }
+  if (result.remat.ran) out << "  " << RematWhatIfText(result.remat) << "\n";
   for (const std::string& note : result.notes) out << "  note: " << note << "\n";
 }
 
