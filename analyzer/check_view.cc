@@ -123,6 +123,10 @@ std::string CheckVerdict(const CheckRun& run) {
   if (!run.nothing_compared.empty()) {
     return "FAILED: nothing was compared: " + run.nothing_compared;
   }
+  if (run.Passed() && rows == 0 && run.options.writing_baseline) {
+    return fmt::format("PASSED: nothing compared, the baseline of {} module{} written",
+                       run.modules.size(), run.modules.size() == 1 ? "" : "s");
+  }
   if (run.Passed()) {
     return fmt::format("PASSED: {} check{} in {} module{}, none regressed or over a limit", rows,
                        rows == 1 ? "" : "s", run.modules.size(),

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ TEST_CASE("standard output: - takes the report, the trace and check files") {
   CHECK(baseline.exit_code == 0);
   CHECK(json::parse(baseline.out).at("kind") == "spmdsim-baseline");
   // The baseline read back from standard input.
-  const RunOutput roundtrip = RunSpmdsim("check " + kDump + " --write-baseline - | " +
+  const RunOutput roundtrip = RunSpmdsim("check " + kDump + " --write-baseline - 2>/dev/null | " +
                                          SPMDSIM_BINARY + " check " + kDump + " --baseline -");
   CHECK(roundtrip.exit_code == 0);
   CHECK(roundtrip.out.find("PASSED") != std::string::npos);
@@ -136,6 +137,50 @@ TEST_CASE("several modules of one process: every after-optimizations module befo
     after += optimized ? 1 : 0;
   }
   CHECK(after == 3);  // init, train step, eval
+}
+
+// All 24 rng-key-residual findings of the seed dump come from one source line; only the scope
+// tells the dropouts apart.
+TEST_CASE("every text view names the dropout a finding is about") {
+  const RunOutput sites = RunSpmdsim("rng sites --stage after " + kSeed);
+  REQUIRE(sites.exit_code == 0);
+  const RunOutput as_json = RunSpmdsim("rng sites --format json --stage after " + kSeed);
+  const json findings = json::parse(as_json.out).at("modules").at(0).at("findings");
+  REQUIRE(findings.size() == 24);
+  std::set<std::string> scopes;
+  size_t lines = 0;
+  for (size_t at = sites.out.find("  finding "); at != std::string::npos;
+       at = sites.out.find("  finding ", at + 1)) {
+    const std::string line = sites.out.substr(at, sites.out.find('\n', at) - at);
+    const size_t in = line.find(" in _transformer/block_");
+    REQUIRE(in != std::string::npos);
+    scopes.insert(line.substr(in + 4, line.find(" at ", in) - in - 4));
+    ++lines;
+  }
+  CHECK(lines == findings.size());
+  CHECK(scopes.size() == findings.size());  // 12 blocks x 2 dropouts, each named
+  CHECK(scopes.count("_transformer/block_0/mlp_dropout") == 1);
+
+  // check and diff name it too.
+  const std::string noremat =
+      std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/dp8_partitionable_noremat";
+  const RunOutput check =
+      RunSpmdsim("check --stage after " + kDump + " --write-baseline - 2>/dev/null | " +
+                 SPMDSIM_BINARY + " check --stage after " + noremat + " --baseline -");
+  CHECK(check.exit_code == 1);
+  CHECK(check.out.find("new finding rng-key-residual (warning) in _transformer/block_") !=
+        std::string::npos);
+  const RunOutput diff = RunSpmdsim("diff --stage after " + kDump + " " + noremat);
+  CHECK(diff.out.find("+ rng-key-residual in _transformer/block_") != std::string::npos);
+}
+
+TEST_CASE("oom reads its log from standard input") {
+  const std::string log = std::string(SPMDSIM_TESTDATA_DIR) + "/oom/seed_000.log";
+  const RunOutput file = RunSpmdsim("oom --format json " + log);
+  const RunOutput piped = RunSpmdsim("oom --format json - < " + log);
+  REQUIRE(file.exit_code == 0);
+  CHECK(piped.exit_code == 0);
+  CHECK(json::parse(piped.out).at("oom") == json::parse(file.out).at("oom"));
 }
 
 TEST_CASE("the help names rng sites") {
