@@ -5,6 +5,7 @@
 
 #include "analyzer/command.h"
 #include "analyzer/memory_view.h"
+#include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "analyzer/stats_view.h"
 
@@ -27,8 +28,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
     passes::MemoryAnalysisOptions analysis;
     analysis.timeline_points = options.timeline_points;
     analysis.per_device_from_shardings =
-        options.sizes == "sharded" ||
-        (options.sizes == "auto" && passes::IsUnpartitioned(*input.module));
+        options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
     Progress::Get().Update(std::string(input.module->name) + ": memory");
     const MemoryReport report = BuildMemoryReport(input, analysis);
     Progress::Get().Clear();

@@ -17,6 +17,7 @@
 
 #include "analyzer/collectives_view.h"
 #include "analyzer/command.h"
+#include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "analyzer/stats_view.h"
 #include "analyzer/topology_choice.h"
@@ -31,14 +32,6 @@ struct CollectivesOptions {
   int64_t devices_per_node = 0;  // 0 = the topology's own
   size_t max_ops = 30;
 };
-
-// Modules the partitioner has not run on yet.
-bool IsUnpartitioned(const ModuleInput& input) {
-  if (input.stage == "before_optimizations") return true;
-  if (input.stage != "unknown" || input.module->is_scheduled) return false;
-  const passes::CollectiveResult written = passes::AnalyzeCollectives(*input.module);
-  return written.ops.empty() && input.module->num_partitions > 1;
-}
 
 // XLA's partitioned module of the same program: among the loaded modules, else on disk beside
 // the file (`<stem>.before_optimizations.txt` -> `<stem>.<platform>_after_optimizations.txt[.gz]`).

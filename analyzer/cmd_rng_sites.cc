@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analyzer/command.h"
+#include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "analyzer/rng_sites_view.h"
 #include "analyzer/stats_view.h"
@@ -23,12 +24,13 @@ struct RngSitesOptions {
 
 // The saving at the peak of recomputing the key residuals (sized per device from the shardings
 // for a module not partitioned yet, as `analyze` does).
-void AddRematWhatIf(const ir::HloModule& module, passes::RngSiteResult& result) {
+void AddRematWhatIf(const ModuleInput& input, passes::RngSiteResult& result) {
+  const ir::HloModule& module = *input.module;
   bool residuals = false;
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
   if (!residuals) return;
   passes::MemoryAnalysisOptions memory;
-  memory.per_device_from_shardings = passes::IsUnpartitioned(module);
+  memory.per_device_from_shardings = IsUnpartitioned(input);
   memory.timeline_points = 1;
   memory.live_at_peak_limit = 1;
   const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(module, memory);
@@ -45,8 +47,10 @@ int RunRngSites(const RngSitesOptions& options) {
   bool first = true;
   for (const ModuleInput& input : loaded.modules) {
     Progress::Get().Update(std::string(input.module->name) + ": rng sites");
-    passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
-    AddRematWhatIf(*input.module, result);
+    passes::RngSiteOptions rng_options;
+    rng_options.stage = StageHintOf(input);
+    passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module, rng_options);
+    AddRematWhatIf(input, result);
     Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);

@@ -10,6 +10,7 @@
 #include "analyzer/finding_scope.h"
 #include "analyzer/html_escape.h"
 #include "analyzer/human_units.h"
+#include "analyzer/module_stage.h"
 #include "analyzer/rng_sites_view.h"
 #include "analyzer/svg_chart.h"
 #include "ir/checked_math.h"
@@ -561,7 +562,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
     out += MemoryCurveSvg(m.timeline, curve);
   }
   LiveAtPeak(m, RandomBitValues(report.rng), options, out);
-  Collectives(report.collectives, passes::IsUnpartitioned(*input.module), options, out);
+  Collectives(report.collectives, IsUnpartitioned(input), options, out);
   RngSites(report.rng, options, out);
   Findings(report.rng, options, out);
   Noise(report.rng, ir::DeviceCount(*input.module), out);

@@ -1,5 +1,6 @@
 #include "analyzer/module_report.h"
 
+#include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "passes/rng_remat_saving.h"
 
@@ -12,8 +13,7 @@ ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptio
   const std::string name(input.module->name);
   progress.Update(name + ": memory");
   passes::MemoryAnalysisOptions memory = options.memory;
-  memory.per_device_from_shardings =
-      options.per_device_for_unpartitioned && passes::IsUnpartitioned(*input.module);
+  memory.per_device_from_shardings = options.per_device_for_unpartitioned && IsUnpartitioned(input);
   report.memory = BuildMemoryReport(input, memory);
   progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;
@@ -22,6 +22,7 @@ ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptio
   progress.Update(name + ": rng sites");
   passes::RngSiteOptions rng;
   rng.collectives = &report.collectives;
+  rng.stage = StageHintOf(input);
   report.rng = passes::AnalyzeRngSites(*input.module, rng);
   progress.Update(name + ": remat what-if");
   passes::EstimateRematSavings(*input.module, report.memory.prediction, report.rng, memory);

@@ -45,6 +45,7 @@
 #include "analyzer/memory_view.h"
 #include "analyzer/module_diff.h"
 #include "analyzer/module_report.h"
+#include "analyzer/module_stage.h"
 #include "analyzer/rng_sites_view.h"
 #include "analyzer/sarif_report.h"
 #include "analyzer/stats_view.h"
@@ -53,6 +54,7 @@
 #include "ir/parser.h"
 #include "passes/collective_prediction.h"
 #include "passes/memory_analysis.h"
+#include "passes/module_facts.h"
 #include "passes/rng_remat_saving.h"
 #include "passes/rng_site_analysis.h"
 #include "passes/stats_analysis.h"
@@ -154,7 +156,7 @@ void RenderRngSites(const ModuleInput& input) {
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
   if (residuals) {
     passes::MemoryAnalysisOptions memory;
-    memory.per_device_from_shardings = passes::IsUnpartitioned(*input.module);
+    memory.per_device_from_shardings = IsUnpartitioned(input);
     memory.timeline_points = 1;
     memory.live_at_peak_limit = 1;
     const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(*input.module, memory);

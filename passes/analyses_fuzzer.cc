@@ -32,6 +32,7 @@
 #include "passes/live_range_analysis.h"
 #include "passes/memory_analysis.h"
 #include "passes/mesh_sharding.h"
+#include "passes/module_facts.h"
 #include "passes/rng_remat_saving.h"
 #include "passes/rng_site_analysis.h"
 #include "passes/sharding_propagation.h"

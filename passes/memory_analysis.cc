@@ -23,14 +23,6 @@ namespace spmdsim::passes {
 using ir::HloInstruction;
 using ir::Opcode;
 
-bool IsUnpartitioned(const ir::HloModule& module) {
-  if (module.num_partitions <= 1 || module.is_scheduled || module.entry == nullptr) return false;
-  for (const ir::HloInstruction* instr : module.entry->instructions) {
-    if (instr->sharding() != nullptr) return true;
-  }
-  return false;
-}
-
 namespace {
 
 // What XLA's buffer assignment makes of an HloBuffer.

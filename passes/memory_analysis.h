@@ -133,8 +133,4 @@ int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp)
 PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
                                    const MemoryAnalysisOptions& options = {});
 
-// True for a module that still has global shapes: shardings on its instructions, more than one
-// partition, and no schedule (XLA's before_optimizations dumps).
-bool IsUnpartitioned(const ir::HloModule& module);
-
 }  // namespace spmdsim::passes

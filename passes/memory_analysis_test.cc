@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "passes/memory_test_modules.h"
+#include "passes/module_facts.h"
 
 namespace spmdsim::passes {
 namespace {

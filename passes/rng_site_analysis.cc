@@ -1192,7 +1192,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
 RngSiteResult RngSiteFinder::Run() {
   RngSiteResult result;
   result.num_partitions = ir::DeviceCount(module_);  // devices: replicas x partitions
-  result.partitioned = module_.is_scheduled || result.num_partitions == 1;
+  result.partitioned = !IsUnpartitioned(module_, options_.stage);
   if (!result.partitioned) {
     result.notes.push_back(
         "module not partitioned yet (before optimizations): shapes and bytes are global, not per "

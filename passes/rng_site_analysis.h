@@ -40,6 +40,7 @@
 
 #include "ir/hlo.h"
 #include "passes/collective_analysis.h"
+#include "passes/module_facts.h"
 #include "passes/rng_whatif.h"
 
 namespace spmdsim::passes {
@@ -49,6 +50,8 @@ struct RngSiteOptions {
   const CollectiveResult* collectives = nullptr;
   // Smallest loop trip count of a rolled threefry: XLA:CPU rolls 5 groups of 4 rounds.
   int64_t rolled_trip_count = 5;
+  // How far XLA got with the module, from its file name (passes/module_facts.h).
+  StageHint stage = StageHint::kUnknown;
 };
 
 // A buffer a site materializes, in the words of XLA's OOM listing.

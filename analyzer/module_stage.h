@@ -1,0 +1,20 @@
+// The stage a dump's file name gives a module, handed to the passes as a hint, and the one
+// "partitioned yet?" decision every command uses (passes/module_facts.h).
+#pragma once
+
+#include "analyzer/input_loader.h"
+#include "passes/module_facts.h"
+
+namespace spmdsim::analyzer {
+
+inline passes::StageHint StageHintOf(const ModuleInput& input) {
+  if (input.stage == "before_optimizations") return passes::StageHint::kBeforeOptimizations;
+  if (input.stage == "after_optimizations") return passes::StageHint::kAfterOptimizations;
+  return passes::StageHint::kUnknown;
+}
+
+inline bool IsUnpartitioned(const ModuleInput& input) {
+  return passes::IsUnpartitioned(*input.module, StageHintOf(input));
+}
+
+}  // namespace spmdsim::analyzer
