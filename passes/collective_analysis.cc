@@ -34,53 +34,6 @@ std::optional<int64_t> ParseInt(std::string_view text) {
   return value;
 }
 
-// backend_config={"known_trip_count":{"n":"4"},...}
-std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
-  if (loop.backend_config().find("known_trip_count") == std::string_view::npos) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(loop.backend_config(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  const auto trip = j.find("known_trip_count");
-  if (trip == j.end() || !trip->is_object()) return std::nullopt;
-  const auto n = trip->find("n");
-  if (n == trip->end()) return std::nullopt;
-  if (n->is_string()) return ParseInt(n->get<std::string>());
-  if (n->is_number_integer()) return n->get<int64_t>();
-  return std::nullopt;
-}
-
-std::optional<int64_t> ScalarConstant(const HloInstruction* instr) {
-  if (instr == nullptr || instr->opcode != Opcode::kConstant || instr->shape.rank() != 0) {
-    return std::nullopt;
-  }
-  return ParseInt(instr->payload);
-}
-
-// The induction pattern: condition ROOT compare(get-tuple-element(param, k), constant(c)),
-// direction=LT, and the loop's initial tuple holds constant(i0) at k: c - i0 iterations.
-std::optional<int64_t> InductionTripCount(const HloInstruction& loop) {
-  const HloComputation* condition = loop.Called("condition");
-  if (condition == nullptr || condition->root == nullptr) return std::nullopt;
-  const HloInstruction* compare = condition->root;
-  if (compare->opcode != Opcode::kCompare || compare->operands.size() != 2) return std::nullopt;
-  if (compare->FindAttribute("direction") != "LT") return std::nullopt;
-  const HloInstruction* induction = compare->operands[0];
-  const std::optional<int64_t> limit = ScalarConstant(compare->operands[1]);
-  if (!limit || induction->opcode != Opcode::kGetTupleElement || induction->tuple_index < 0 ||
-      induction->operands.empty() || induction->operands[0]->opcode != Opcode::kParameter) {
-    return std::nullopt;
-  }
-  if (loop.operands.empty() || loop.operands[0]->opcode != Opcode::kTuple) return std::nullopt;
-  const HloInstruction* init_tuple = loop.operands[0];
-  const auto index = static_cast<size_t>(induction->tuple_index);
-  if (index >= init_tuple->operands.size()) return std::nullopt;
-  const std::optional<int64_t> init = ScalarConstant(init_tuple->operands[index]);
-  if (!init) return std::nullopt;
-  // limit - init past INT64_MAX (limit near 2^63, init near -2^63) is a count we cannot hold.
-  const std::optional<int64_t> trips = ir::CheckedSub(*limit, *init);
-  if (!trips) return INT64_MAX;
-  return std::max<int64_t>(0, *trips);
-}
-
 std::string SourceOf(const ir::HloModule& module, const ir::Metadata& metadata) {
   std::string source = metadata.Source();
   if (!source.empty() || metadata.stack_frame_id == 0) return source;
@@ -341,12 +294,6 @@ void Cost(CollectiveOp& op, const Topology* topology) {
 }
 
 }  // namespace
-
-int64_t WhileTripCount(const HloInstruction& loop) {
-  if (const std::optional<int64_t> n = KnownTripCount(loop); n && *n >= 0) return *n;
-  if (const std::optional<int64_t> n = InductionTripCount(loop)) return *n;
-  return -1;
-}
 
 std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
     const ir::HloModule& module, std::map<const HloComputation*, bool>* all_known) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ir/hlo.h"
+#include "passes/loop_trip_count.h"
 #include "passes/topology.h"
 
 namespace spmdsim::passes {
@@ -84,9 +85,7 @@ struct CollectiveResult {
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module,
                                     const CollectiveOptions& options = {});
 
-// The trip count of a while instruction: backend_config known_trip_count, else the induction
-// pattern; -1 when neither gives one.
-int64_t WhileTripCount(const ir::HloInstruction& loop);
+// WhileTripCount: passes/loop_trip_count.h.
 
 // How many times each computation runs per execution of the entry computation.
 std::map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(

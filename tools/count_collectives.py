@@ -5,7 +5,9 @@ An independent check on passes/collective_analysis: regular expressions over the
 spmdsim code. For each collective instruction line it reads the result shape (bytes from dtype
 width x dims), the group size from replica_groups (list, iota `[G,S]<=[N]` and mesh
 `mesh['a'=4,'b'=2] {'a'}` forms) and the loop multiplier from the `while` ops whose
-backend_config carries known_trip_count (multiplied through nesting and summed over callers).
+backend_config carries known_trip_count, or, where XLA wrote none (XLA:TPU, older XLA), from the
+simplest loop form: `compare(<state element>, constant(N)), direction=LT` against a constant
+initial value (multiplied through nesting and summed over callers).
 Asynchronous pairs (`all-reduce-start`/`-done`, and XLA's async sugar such as
 `reduce-scatter-start`, `all-to-all-start`) count once, under the start's name, with the bytes
 of the done's result shape. Wire bytes per device follow REFERENCE §5 (ring): all-reduce 2(n-1)/n*B, all-gather and
@@ -63,8 +65,70 @@ def group_size(line, num_devices):
     return num_devices  # {} or absent: everyone
 
 
+def derived_trips(text):
+    """Trip counts of the while loops without known_trip_count (XLA:TPU, older XLA), read the
+    simplest way: the condition's ROOT is compare(<state element k>, constant(N)), direction=LT,
+    and element k of the loop's initial tuple is constant(i0), maybe behind copies: N - i0."""
+    lines = {}
+    for line in text.splitlines():
+        m = INSTR_RE.match(line)
+        if m:
+            lines[m.group(1)] = line
+    roots = {}
+    comp = None
+    for line in text.splitlines():
+        m = COMP_RE.match(line)
+        if m and " = " not in line:
+            comp = m.group(2)
+        elif comp and line.lstrip().startswith("ROOT "):
+            roots[comp] = line
+
+    def operands(line):
+        m = re.search(r"[a-z\-]+\((.*?)\)(?:, |$)", line[line.index(" = "):])
+        return [o.strip().lstrip("%") for o in m.group(1).split(",")] if m else []
+
+    def constant(name):
+        for _ in range(8):
+            line = lines.get(name, "")
+            m = re.search(r"= s\d+\[\]\S* constant\((-?\d+)\)", line)
+            if m:
+                return int(m.group(1))
+            m = re.search(r"= \S+ copy\(%?([\w.\-]+)\)", line)
+            if not m:
+                return None
+            name = m.group(1)
+        return None
+
+    def element(name):
+        if "#" in name:
+            return int(name.split("#")[1])
+        m = re.search(r"get-tuple-element\(%?[\w.\-]+\), index=(\d+)", lines.get(name, ""))
+        return int(m.group(1)) if m else None
+
+    trips = {}
+    for name, line in lines.items():
+        if " while(" not in line or "known_trip_count" in line:
+            continue
+        cond = re.search(r"\bcondition=%?([\w.\-]+)", line)
+        init = re.search(r" while\(%?([\w.\-#]+)\)", line)
+        root = roots.get(cond.group(1), "") if cond else ""
+        if not init or " compare(" not in root or "direction=LT" not in root:
+            continue
+        a, b = (operands(root) + [None, None])[:2]
+        k, bound = element(a), constant(b)
+        init_tuple = lines.get(init.group(1), "")
+        if k is None or bound is None or " tuple(" not in init_tuple:
+            continue
+        elements = operands(init_tuple)
+        start = constant(elements[k]) if k < len(elements) else None
+        if start is not None:
+            trips[name] = max(0, bound - start)
+    return trips
+
+
 def analyse(text):
     num_devices = int(re.search(r"num_partitions=(\d+)", text).group(1))
+    trips = derived_trips(text)
     comp = None
     calls = []  # (caller computation, callee, factor)
     ops = []
@@ -111,7 +175,7 @@ def analyse(text):
         for role, callee in re.findall(r"\b(body|condition|to_apply|calls)=%?([\w.\-]+)", line):
             factor = 1
             if opcode == "while" and role == "body":
-                factor = int(trip.group(1)) if trip else 1
+                factor = int(trip.group(1)) if trip else trips.get(name, 1)
             calls.append((comp, callee, factor))
         if opcode.endswith("-start") and opcode[:-6] in KINDS:
             pending[name] = (name, comp, opcode[:-6], line)
