@@ -225,8 +225,58 @@ std::vector<const HloInstruction*> Producers(const HloInstruction* instr) {
     }
     return out;
   }
+  // What a call returns is made by its callee's root (XLA:CPU's small-call wrappers hold the
+  // counters' iotas and the threefry loop); an element of it by that element of the root.
+  const HloInstruction* call = instr->opcode == Opcode::kCall ? instr
+                               : instr->opcode == Opcode::kGetTupleElement &&
+                                       !instr->operands.empty() &&
+                                       instr->operands[0]->opcode == Opcode::kCall
+                                   ? instr->operands[0]
+                                   : nullptr;
+  if (call != nullptr) {
+    const HloComputation* callee = call->Called("to_apply");
+    if (callee != nullptr && callee->root != nullptr) {
+      const HloInstruction* root = callee->root;
+      if (call != instr && root->opcode == Opcode::kTuple && instr->tuple_index >= 0 &&
+          instr->tuple_index < static_cast<int64_t>(root->operands.size())) {
+        root = root->operands[static_cast<size_t>(instr->tuple_index)];
+      }
+      out.push_back(root);
+      return out;
+    }
+  }
+  // A parameter of a called computation (XLA:CPU wraps each threefry loop in a call whose
+  // parameter is the loop's whole initial tuple) comes from its callers' operands.
+  if (instr->opcode == Opcode::kParameter && instr->parent != nullptr && !instr->parent->is_entry &&
+      !instr->parent->IsFusionComputation()) {
+    for (const HloInstruction* caller : instr->parent->callers) {
+      const size_t number =
+          caller->opcode == Opcode::kWhile
+              ? 0
+              : static_cast<size_t>(std::max<int64_t>(instr->parameter_number, 0));
+      if (number < caller->operands.size()) out.push_back(caller->operands[number]);
+    }
+    return out;
+  }
   out.assign(instr->operands.begin(), instr->operands.end());
   return out;
+}
+
+// The tuple a loop starts from. XLA:CPU wraps a small loop in a call (xla_cpu_small_call) whose
+// one parameter is the loop's initial tuple: that is then the call's operand.
+const HloInstruction* LoopInitTuple(const HloInstruction* operand) {
+  for (int hops = 0; hops < 16 && operand != nullptr; ++hops) {
+    if (operand->opcode != Opcode::kParameter) return operand;
+    const HloComputation* computation = operand->parent;
+    if (computation == nullptr || computation->is_entry || computation->callers.size() != 1) {
+      return operand;
+    }
+    const HloInstruction* caller = computation->callers.front();
+    const auto number = static_cast<size_t>(std::max<int64_t>(operand->parameter_number, 0));
+    if (caller->opcode != Opcode::kCall || number >= caller->operands.size()) return operand;
+    operand = caller->operands[number];
+  }
+  return operand;
 }
 
 std::string_view LastComponent(std::string_view op_name) {
@@ -445,9 +495,12 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   } else {
     work.site.purpose = "key";  // a threefry loop outside any jax.random drawing function
   }
-  if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty() &&
-      anchor->operands[0]->opcode == Opcode::kTuple && anchor->operands[0]->operands.size() == 8) {
-    const auto& init = anchor->operands[0]->operands;
+  const HloInstruction* loop_init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
+                                        ? LoopInitTuple(anchor->operands[0])
+                                        : nullptr;
+  if (loop_init != nullptr && loop_init->opcode == Opcode::kTuple &&
+      loop_init->operands.size() == 8) {
+    const auto& init = loop_init->operands;
     work.counters = {init[1], init[2]};
     work.keys = {init[3], init[4], init[5]};
   } else if ((anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) ||
