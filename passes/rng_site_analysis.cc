@@ -262,6 +262,22 @@ std::vector<const HloInstruction*> Producers(const HloInstruction* instr) {
   return out;
 }
 
+// The computation a site's results are used in: the anchor's, or, when the anchor is the root of
+// a wrapper call (XLA:CPU's xla_cpu_small_call, one caller), the computation of that call.
+const HloComputation* HomeComputation(const HloInstruction* anchor) {
+  const HloComputation* home = anchor->parent;
+  for (int hops = 0; hops < 16 && home != nullptr; ++hops) {
+    if (home->is_entry || home->IsFusionComputation() || home->callers.size() != 1) break;
+    const HloInstruction* caller = home->callers.front();
+    if (caller->opcode != Opcode::kCall || home->root == nullptr) break;
+    // Only a wrapper: its root is the site (or the loop) itself.
+    if (home->root != anchor && home->root->opcode != Opcode::kWhile) break;
+    anchor = caller;
+    home = caller->parent;
+  }
+  return home;
+}
+
 // The tuple a loop starts from. XLA:CPU wraps a small loop in a call (xla_cpu_small_call) whose
 // one parameter is the loop's initial tuple: that is then the call's operand.
 const HloInstruction* LoopInitTuple(const HloInstruction* operand) {
@@ -336,6 +352,9 @@ namespace {
 struct SiteWork {
   RngSite site;
   const HloInstruction* anchor = nullptr;
+  // Where the site's bits are handed over: the anchor's computation, or the one that calls the
+  // wrapper XLA:CPU put the anchor in (HomeComputation).
+  const HloComputation* home = nullptr;
   std::vector<const HloInstruction*> counters;  // counter inputs of the hash
   std::vector<const HloInstruction*> keys;      // key inputs
   std::unordered_set<const HloInstruction*> members;
@@ -440,6 +459,7 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
                             const std::string& context, const HloInstruction* context_call) {
   SiteWork work;
   work.anchor = anchor;
+  work.home = HomeComputation(anchor);
   work.site.name = std::string(anchor->name);
   work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
   work.site.kind = std::move(kind);
@@ -906,7 +926,7 @@ void RngSiteFinder::CollectMembers() {
   // the site with the longest scope. The anchor's loop body and condition belong to it whole.
   std::unordered_map<const HloComputation*, std::vector<int>> by_computation;
   for (size_t s = 0; s < sites_.size(); ++s) {
-    by_computation[sites_[s].anchor->parent].push_back(static_cast<int>(s));
+    by_computation[sites_[s].home].push_back(static_cast<int>(s));
     site_of_[sites_[s].anchor] = static_cast<int>(s);
   }
   for (const auto& [computation, indices] : by_computation) {
@@ -930,9 +950,23 @@ void RngSiteFinder::CollectMembers() {
   }
   for (size_t s = 0; s < sites_.size(); ++s) {
     const HloInstruction* anchor = sites_[s].anchor;
-    if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty() &&
-        anchor->operands[0]->opcode == Opcode::kTuple) {
-      site_of_.emplace(anchor->operands[0], static_cast<int>(s));
+    if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty()) {
+      const HloInstruction* init = LoopInitTuple(anchor->operands[0]);
+      if (init != nullptr && init->opcode == Opcode::kTuple) {
+        site_of_.emplace(init, static_cast<int>(s));
+      }
+    }
+    // The wrapper calls around the anchor, and what they compute, belong to the site.
+    for (const HloComputation* c = anchor->parent; c != nullptr && c != sites_[s].home;) {
+      if (c->callers.size() != 1) break;
+      const HloInstruction* caller = c->callers.front();
+      site_of_.emplace(caller, static_cast<int>(s));
+      ForEachNested(c, [&](const HloInstruction* instr) {
+        if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
+          site_of_.emplace(instr, static_cast<int>(s));
+        }
+      });
+      c = caller->parent;
     }
     for (const ir::CalledComputation& called : anchor->called_computations()) {
       if (called.computation == nullptr || called.computation->IsFusionComputation()) continue;
@@ -959,7 +993,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   int64_t largest = 0;
   int64_t gathered = 0;  // elements all-gathered (both halves of replicated mode's hash outputs)
   for (const HloInstruction* member : work.members) {
-    if (member->parent != anchor->parent) continue;
+    if (member->parent != work.home) continue;
     if (IsU32Array(member->shape)) largest = std::max(largest, member->shape.ElementCount());
     if (member->opcode == Opcode::kAllGather && IsU32Array(member->shape)) {
       gathered = SaturatingAdd(gathered, member->shape.ElementCount());
@@ -1051,8 +1085,9 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
   work.site.consumer_count = static_cast<int64_t>(consumer_set.size());
 }
 
-std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor) {
-  if (instr->parent != anchor->parent) return "loop temporaries (hash state copies)";
+std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
+                       const HloComputation* home) {
+  if (instr->parent != home) return "loop temporaries (hash state copies)";
   switch (instr->opcode) {
     case Opcode::kAllGather:
       return "all-gathered hash outputs";
@@ -1067,11 +1102,14 @@ std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor
       break;
   }
   if (instr->shape.IsArray() && instr->shape.element_type() == PrimitiveType::kPred) return "mask";
+  const HloInstruction* init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
+                                   ? LoopInitTuple(anchor->operands[0])
+                                   : nullptr;
   for (const HloInstruction* user : instr->users) {
-    if (user->opcode == Opcode::kTuple) {
-      for (const HloInstruction* tuple_user : user->users) {
-        if (tuple_user == anchor) return "counters (loop state: then hash outputs)";
-      }
+    if (user->opcode != Opcode::kTuple) continue;
+    if (user == init) return "counters (loop state: then hash outputs)";
+    for (const HloInstruction* tuple_user : user->users) {
+      if (tuple_user == anchor) return "counters (loop state: then hash outputs)";
     }
   }
   if (instr->metadata().op_name.find("iota") != std::string_view::npos ||
@@ -1104,9 +1142,9 @@ void RngSiteFinder::MeasureBuffers() {
     const auto known = owner.find(buffer);
     if (known == owner.end()) {
       owner[buffer] = {member->second, value.id};
-    } else if (value.instruction->parent == sites_[member->second].anchor->parent &&
+    } else if (value.instruction->parent == sites_[member->second].home &&
                dataflow.value(known->second.second).instruction->parent !=
-                   sites_[member->second].anchor->parent &&
+                   sites_[member->second].home &&
                !value.is_phi) {
       known->second.second = value.id;
     }
@@ -1134,7 +1172,7 @@ void RngSiteFinder::MeasureBuffers() {
     out.op_name = ir::CUnescape(value.instruction->metadata().op_name);
     if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
     out.bytes = shape.ByteSize();
-    out.role = BufferRole(value.instruction, work.anchor);
+    out.role = BufferRole(value.instruction, work.anchor, work.home);
     for (int32_t id : alias.buffers()[buffer].values) {
       out.values.push_back(dataflow.ValueName(dataflow.value(id)));
     }
