@@ -401,6 +401,8 @@ class RngSiteFinder {
   std::vector<SiteWork> sites_;
   std::unordered_map<const HloInstruction*, bool> random_only_;
   std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+  // The wrapper calls XLA:CPU put sites in (xla_cpu_small_call), to the site each wraps.
+  std::unordered_map<const HloInstruction*, int> wrapper_of_;
   std::unordered_map<const HloComputation*, std::vector<const HloInstruction*>> callers_;
   // Scheduled modules: the position (in its computation) of each instruction, and per
   // computation the instruction where its backward pass starts.
@@ -961,6 +963,7 @@ void RngSiteFinder::CollectMembers() {
       if (c->callers.size() != 1) break;
       const HloInstruction* caller = c->callers.front();
       site_of_.emplace(caller, static_cast<int>(s));
+      wrapper_of_.emplace(caller, static_cast<int>(s));
       ForEachNested(c, [&](const HloInstruction* instr) {
         if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
           site_of_.emplace(instr, static_cast<int>(s));
@@ -975,6 +978,18 @@ void RngSiteFinder::CollectMembers() {
           site_of_.emplace(instr, static_cast<int>(s));
         }
       });
+    }
+  }
+  // An element taken out of a wrapper call's result (a compact get-tuple-element, without
+  // metadata of its own) belongs to the wrapped site.
+  for (const auto& [computation, indices] : by_computation) {
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode != Opcode::kGetTupleElement || instr->operands.empty() ||
+          site_of_.count(instr) != 0) {
+        continue;
+      }
+      const auto owner = wrapper_of_.find(instr->operands[0]);
+      if (owner != wrapper_of_.end()) site_of_.emplace(instr, owner->second);
     }
   }
   for (const auto& [instr, s] : site_of_) sites_[s].members.insert(instr);

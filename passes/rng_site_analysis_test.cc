@@ -106,7 +106,9 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
   const int64_t expected_sites = layers * 2 * (remat ? 2 : 1);
   CHECK(loaded.rng.totals.bits_sites == expected_sites);
 
-  const bool rbg = program.at("prng_impl").get<std::string>() == "rbg";
+  // jax.random's "rbg" and "unsafe_rbg" both draw with rng-bit-generator.
+  const std::string impl = program.at("prng_impl").get<std::string>();
+  const bool rbg = impl == "rbg" || impl == "unsafe_rbg";
   const bool partitionable = program.at("threefry_partitionable").get<bool>();
   const bool shard_map = program.at("shard_map_per_device_key").get<bool>();
   const std::string mode = rbg ? "rbg" : (partitionable ? "partitionable" : "replicated");
