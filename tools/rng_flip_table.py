@@ -2,40 +2,48 @@
 """The flipped-mode what-if against XLA, as a table: for each testdata pair, spmdsim's prediction
 of the other mode's random-bit memory and collective bytes (from one dump) beside what XLA did in
 the other mode's dump (its buffer-assignment sizes of the sites' buffers, the collectives it
-inserted). The same comparison is asserted within 10% by passes/rng_site_analysis_test.cc.
+inserted), for every pair of corpus cells that differ only in the mode. The pairs of the JAX 0.10
+corpus are asserted within 10% by passes/rng_site_analysis_test.cc.
 
 Usage: tools/rng_flip_table.py [SPMDSIM]   (default build/analyzer/spmdsim; run from the repo root)
 """
 import glob
+import gzip
 import json
 import re
 import subprocess
 import sys
 
-PAIRS = [
-    ("dp8_partitionable_remat", "dp8_replicated_remat", "replicated"),
-    ("dp8_partitionable_noremat", "dp8_replicated_noremat", "replicated"),
-    ("mesh4x2_partitionable_remat", "mesh4x2_replicated_remat", "replicated"),
-    ("seed_dp8_partitionable_remat", "seed_dp8_replicated_remat", "replicated"),
-    ("dp8_replicated_remat", "dp8_partitionable_remat", "partitionable"),
-    ("dp8_replicated_noremat", "dp8_partitionable_noremat", "partitionable"),
-    ("mesh4x2_replicated_remat", "mesh4x2_partitionable_remat", "partitionable"),
-    ("seed_dp8_replicated_remat", "seed_dp8_partitionable_remat", "partitionable"),
-    ("dp8_partitionable_remat", "dp8_rbg_remat", "rbg"),
-]
+def mode_pairs():
+    """Every pair of corpus cells that differ only in the threefry mode, both directions, and the
+    rbg cells against their threefry twin (testdata/manifest.json)."""
+    with open("testdata/manifest.json") as f:
+        names = {p["name"] for p in json.load(f)["programs"]}
+    pairs = []
+    for name in sorted(names):
+        if "partitionable" in name:
+            other = name.replace("partitionable", "replicated")
+            if other in names:
+                pairs += [(name, other, "replicated"), (other, name, "partitionable")]
+        for rbg in ("rbg", "unsafe_rbg"):
+            twin = name.replace("partitionable", rbg)
+            if "partitionable" in name and twin in names and twin != name:
+                pairs.append((name, twin, "rbg"))
+    return pairs
 
 
 def rng_sites(spmdsim, program):
     out = subprocess.run([spmdsim, "rng", "sites", f"testdata/dumps/{program}", "--format", "json",
-                          "--module", "jit_train_step"], capture_output=True, text=True, check=True)
+                          "--module", "jit_train_step", "--stage", "after"],
+                         capture_output=True, text=True, check=True)
     modules = json.loads(out.stdout)["modules"]
     return next(m for m in modules if m["stage"] == "after_optimizations")["rng"]
 
 
 def xla_value_sizes(program):
-    path = glob.glob(f"testdata/dumps/{program}/*-buffer-assignment.txt")[0]
+    paths = glob.glob(f"testdata/dumps/{program}/*after_optimizations-buffer-assignment.txt*")
     sizes = {}
-    with open(path) as f:
+    with (gzip.open if paths[0].endswith(".gz") else open)(paths[0], "rt") as f:
         for line in f:
             m = re.search(r"value: <\d+ (\S+?)(\{[0-9,]*\})? @\d+> \(size=(\d+)", line)
             if m:
@@ -54,7 +62,7 @@ def main():
     print("| from -> to | memory predicted | XLA buffer assignment | error "
           "| wire predicted | XLA collectives | error |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for source, target, mode in PAIRS:
+    for source, target, mode in mode_pairs():
         predicted = rng_sites(spmdsim, source)["totals"]["whatif"][mode]
         sizes = xla_value_sizes(target)
         memory = wire = 0
@@ -64,7 +72,7 @@ def main():
             wire += site["wire_bytes_per_device"]
             for buffer in site["buffers"]:
                 value = buffer["value"]
-                memory += sizes[value if "{" in value else value + "{}"]
+                memory += sizes.get(value if "{" in value else value + "{}", 0)
         print(f"| {source} -> {target} | {predicted['memory_bytes']:,} | {memory:,} "
               f"| {percent(predicted['memory_bytes'], memory)} "
               f"| {predicted['wire_bytes_per_device']:,} | {wire:,} "
