@@ -89,6 +89,12 @@ def main():
         path = os.path.join(GOLDEN_DIR, name)
         args, expected_code, expected = read_case(path)
         code, output = run(binary, args)
+        stray = os.path.join(ROOT, "-")
+        if os.path.exists(stray):  # "-" must mean standard output, never a file of that name
+            os.remove(stray)
+            failed.append(name)
+            print(f"FAILED {name}: spmdsim {shlex.join(args)} wrote a file named '-'")
+            continue
         if options.update:
             if (code, output) != (expected_code, expected):
                 write_case(path, args, code, output)
