@@ -10,6 +10,7 @@
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "ir/device_count.h"
+#include "ir/parse_int.h"
 #include "passes/stats_analysis.h"
 
 namespace spmdsim::passes {
@@ -24,15 +25,6 @@ using Groups = std::vector<std::vector<int64_t>>;
 
 // Meshes with more axes than this are not searched for the axes a group spans (2^axes subsets).
 constexpr size_t kMaxMeshAxes = 10;
-
-std::optional<int64_t> ParseInt(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string SourceOf(const ir::HloModule& module, const ir::Metadata& metadata) {
   std::string source = metadata.Source();
@@ -152,7 +144,7 @@ void AddSdyMesh(const ir::HloModule& module, std::vector<MeshCandidate>& candida
       if (close == body.npos || eq == body.npos) return;
       size_t num_end = eq + 1;
       while (num_end < body.size() && body[num_end] >= '0' && body[num_end] <= '9') ++num_end;
-      const std::optional<int64_t> size = ParseInt(body.substr(eq + 1, num_end - eq - 1));
+      const std::optional<int64_t> size = ir::ParseInt64(body.substr(eq + 1, num_end - eq - 1));
       if (!size) return;
       std::string name(body.substr(open + 1, close - open - 1));
       std::erase(name, '\\');  // the escaped form \"data\"

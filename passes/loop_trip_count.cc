@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "ir/checked_math.h"
+#include "ir/parse_int.h"
 
 namespace spmdsim::passes {
 
@@ -23,15 +24,6 @@ bool KeepsValue(const HloInstruction* instr) {
 
 // Bounded: a malformed module may chain copies; 64 is far beyond anything XLA writes.
 constexpr int kMaxLookThrough = 64;
-
-std::optional<int64_t> ParseInt(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // A fused parameter stands for the fusion's operand of the same number; anything else is itself.
 const HloInstruction* OutsideFusion(const HloInstruction* instr, const HloInstruction* fusion) {
@@ -99,7 +91,7 @@ std::optional<int64_t> Constant(const HloInstruction* instr, const HloInstructio
   if (instr == nullptr || instr->opcode != Opcode::kConstant || instr->shape.rank() != 0) {
     return std::nullopt;
   }
-  return ParseInt(instr->payload);
+  return ir::ParseInt64(instr->payload);
 }
 
 // Element k of `computation`'s parameter 0: the index k, or -1.
@@ -226,7 +218,7 @@ std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
   if (trip == j.end() || !trip->is_object()) return std::nullopt;
   const auto n = trip->find("n");
   if (n == trip->end()) return std::nullopt;
-  if (n->is_string()) return ParseInt(n->get<std::string>());
+  if (n->is_string()) return ir::ParseInt64(n->get<std::string>());
   if (n->is_number_integer()) return n->get<int64_t>();
   return std::nullopt;
 }
