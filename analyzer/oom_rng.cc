@@ -112,6 +112,14 @@ std::string Verdict(int64_t saving) {
   return saving >= 0 ? "saves " + HumanBytes(saving) : "costs " + HumanBytes(-saving) + " more";
 }
 
+// A lowering that would materialize `bytes` instead of the `listed` random bytes: what it saves,
+// and whether that is a saving at all.
+void Materializes(OomSaving& saving, int64_t bytes, int64_t listed) {
+  saving.materialized_bytes = bytes;
+  saving.saving_bytes = listed - bytes;
+  saving.recommended = *saving.saving_bytes > 0;
+}
+
 }  // namespace
 
 void ClassifyOomRandomBuffers(OomReport& report) {
@@ -168,9 +176,7 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
 
   OomSaving r{"rbg", std::nullopt, std::nullopt, false, ""};
   if (known) {
-    r.materialized_bytes = rbg;
-    r.saving_bytes = report.random_bytes - rbg;
-    r.recommended = *r.saving_bytes > 0;
+    Materializes(r, rbg, report.random_bytes);
     bool same = true;
     for (const OomSite& site : report.sites) {
       same &= site.whatif->rbg.memory_bytes == report.sites.front().whatif->rbg.memory_bytes;
@@ -208,9 +214,7 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
 
   OomSaving rep{"replicated", std::nullopt, std::nullopt, false, ""};
   if (known) {
-    rep.materialized_bytes = replicated;
-    rep.saving_bytes = report.random_bytes - replicated;
-    rep.recommended = *rep.saving_bytes > 0;
+    Materializes(rep, replicated, report.random_bytes);
     rep.explanation = fmt::format(
         "jax_threefry_partitionable=False: every device hashes its share of the whole global "
         "array and all-gathers it: {} materialized and {} sent per device for {}: {}",
