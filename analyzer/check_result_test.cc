@@ -177,7 +177,7 @@ TEST_CASE("baseline file: round trip and errors a user can act on") {
   CHECK(error == "modules[0].findings[0].op_name: missing");
 }
 
-// Found by analyzer/companion_files_fuzzer.cc: a deeply nested value was copied and written into
+// Found by analyzer/command_inputs_fuzzer.cc: a deeply nested value was copied and written into
 // the error message recursively, overflowing the stack.
 TEST_CASE("baseline file: a number past a double's range is refused with a message") {
   std::string error;

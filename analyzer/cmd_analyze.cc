@@ -24,7 +24,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   bool first = true;
-  for (const ModuleInput& input : loaded.modules) {
+  for (const dump::ModuleInput& input : loaded.modules) {
     passes::MemoryAnalysisOptions analysis;
     analysis.timeline_points = options.timeline_points;
     analysis.per_device_from_shardings =

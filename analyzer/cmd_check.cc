@@ -24,10 +24,11 @@
 #include "analyzer/check_view.h"
 #include "analyzer/ci_formats.h"
 #include "analyzer/command.h"
-#include "analyzer/human_units.h"
 #include "analyzer/json_text.h"
 #include "analyzer/module_report.h"
 #include "analyzer/sarif_report.h"
+#include "dump/file_reader.h"
+#include "dump/size_text.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -48,7 +49,7 @@ struct CheckCommandOptions {
 bool ParseLimit(const std::string& flag, const std::optional<std::string>& text,
                 std::optional<int64_t>& value) {
   if (!text) return true;
-  value = ParseSize(*text);
+  value = dump::ParseSize(*text);
   if (value) return true;
   std::cerr << "error: " << flag << " \"" << *text
             << "\" is not a size; expected a number with an optional unit: B, KiB, MiB, GiB, "
@@ -57,12 +58,12 @@ bool ParseLimit(const std::string& flag, const std::optional<std::string>& text,
 }
 
 std::optional<std::vector<ModuleFigures>> ReadBaseline(const std::string& path) {
-  std::string error;
-  const std::optional<std::string> text = ReadFileContents(path, error);
+  const dump::DumpResult<std::string> text = dump::ReadFileContents(path);
   if (!text) {
-    std::cerr << error << " (--baseline)\n";
+    std::cerr << text.error().message << " (--baseline)\n";
     return std::nullopt;
   }
+  std::string error;
   std::optional<std::vector<ModuleFigures>> modules = ParseBaseline(*text, error);
   if (!modules) std::cerr << "error: baseline " << path << ": " << error << "\n";
   return modules;
@@ -102,7 +103,7 @@ int RunCheck(const CheckCommandOptions& options) {
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
 
   std::vector<ModuleFigures> now;
-  for (const ModuleInput& input : loaded.modules) {
+  for (const dump::ModuleInput& input : loaded.modules) {
     now.push_back(FiguresFromReport(BuildModuleReport(input, {})));
   }
   if (!options.write_baseline.empty() &&

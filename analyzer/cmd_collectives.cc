@@ -8,7 +8,6 @@
 //
 // Without --topology each module is timed on a preset chosen by its device count and platform
 // (analyzer/topology_choice.h); a topology that cannot hold a module's devices is a usage error.
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -33,35 +32,22 @@ struct CollectivesOptions {
   size_t max_ops = 30;
 };
 
-// XLA's partitioned module of the same program: among the loaded modules, else on disk beside
-// the file (`<stem>.before_optimizations.txt` -> `<stem>.<platform>_after_optimizations.txt[.gz]`).
-const ModuleInput* FindAfterModule(const ModuleInput& before,
-                                   const std::vector<ModuleInput>& loaded,
-                                   std::vector<ModuleInput>& extra) {
+// XLA's partitioned module of the same program: among the loaded modules, else the optimized
+// module file the loader found beside the file (dump/module_file_set.h:
+// `<stem>.before_optimizations.txt` -> `<stem>.<platform>_after_optimizations.txt[.gz]`).
+const dump::ModuleInput* FindAfterModule(const dump::ModuleInput& before,
+                                         const std::vector<dump::ModuleInput>& loaded,
+                                         std::vector<dump::ModuleInput>& extra) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(before.path).parent_path();
-  for (const ModuleInput& other : loaded) {
+  for (const dump::ModuleInput& other : loaded) {
     if (other.stage == "after_optimizations" && other.module->name == before.module->name &&
         fs::path(other.path).parent_path() == dir) {
       return &other;
     }
   }
-  const std::string name = fs::path(before.path).filename().string();
-  const size_t at = name.find(".before_optimizations");
-  if (at == std::string::npos) return nullptr;
-  const std::string stem = name.substr(0, at + 1);
-  std::error_code ec;
-  std::vector<std::string> candidates;
-  for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
-    const std::string file = entry.path().filename().string();
-    const size_t after = file.find("after_optimizations");
-    if (file.rfind(stem, 0) != 0 || after == std::string::npos) continue;
-    const std::string rest = file.substr(after + std::string("after_optimizations").size());
-    if (rest == ".txt" || rest == ".txt.gz") candidates.push_back(entry.path().string());
-  }
-  std::sort(candidates.begin(), candidates.end());
-  for (const std::string& path : candidates) {
-    LoadOutcome outcome = LoadInputs(path);
+  for (const std::string& path : before.files.after_optimizations) {
+    dump::LoadOutcome outcome = dump::LoadInputs(path);
     if (outcome.failure || outcome.inputs.modules.empty()) continue;
     if (outcome.inputs.modules[0].module->name != before.module->name) continue;
     extra.push_back(std::move(outcome.inputs.modules[0]));
@@ -90,7 +76,7 @@ int RunCollectives(const CollectivesOptions& options) {
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   bool first = true;
   for (size_t i = 0; i < loaded.modules.size(); ++i) {
-    const ModuleInput& input = loaded.modules[i];
+    const dump::ModuleInput& input = loaded.modules[i];
     const TopologyChoice& topology = (*topologies)[i];
     passes::CollectiveOptions analysis;
     analysis.topology = &topology.topology;
@@ -102,8 +88,8 @@ int RunCollectives(const CollectivesOptions& options) {
     if (IsUnpartitioned(input)) {
       prediction = passes::PredictCollectives(*input.module);
       report.prediction = &*prediction;
-      std::vector<ModuleInput> extra;
-      if (const ModuleInput* after = FindAfterModule(input, loaded.modules, extra)) {
+      std::vector<dump::ModuleInput> extra;
+      if (const dump::ModuleInput* after = FindAfterModule(input, loaded.modules, extra)) {
         comparison =
             passes::ComparePrediction(*prediction, passes::AnalyzeCollectives(*after->module));
         report.comparison = &*comparison;

@@ -27,7 +27,7 @@ struct DiffCommandOptions {
   size_t top = 10;            // buffer groups listed per category
 };
 
-nlohmann::ordered_json SideJson(const ModuleInput* input) {
+nlohmann::ordered_json SideJson(const dump::ModuleInput* input) {
   if (input == nullptr) return nullptr;
   return {{"file", input->path}, {"stage", input->stage}};
 }
@@ -45,8 +45,10 @@ int RunDiff(const DiffCommandOptions& options) {
 
   std::vector<ModuleKey> keys_a;
   std::vector<ModuleKey> keys_b;
-  for (const ModuleInput& m : a.modules) keys_a.push_back({std::string(m.module->name), m.stage});
-  for (const ModuleInput& m : b.modules) keys_b.push_back({std::string(m.module->name), m.stage});
+  for (const dump::ModuleInput& m : a.modules)
+    keys_a.push_back({std::string(m.module->name), m.stage});
+  for (const dump::ModuleInput& m : b.modules)
+    keys_b.push_back({std::string(m.module->name), m.stage});
   const std::vector<ModulePair> pairs = MatchModules(keys_a, keys_b, {true});
 
   const bool json = options.format == "json";
@@ -55,8 +57,8 @@ int RunDiff(const DiffCommandOptions& options) {
   diff_options.top = options.top;
   bool first = true;
   for (const ModulePair& pair : pairs) {
-    const ModuleInput* ma = pair.a ? &a.modules[*pair.a] : nullptr;
-    const ModuleInput* mb = pair.b ? &b.modules[*pair.b] : nullptr;
+    const dump::ModuleInput* ma = pair.a ? &a.modules[*pair.a] : nullptr;
+    const dump::ModuleInput* mb = pair.b ? &b.modules[*pair.b] : nullptr;
     std::optional<ModuleDiff> diff;
     if (ma && mb) {
       diff = DiffModules(BuildModuleReport(*ma, {}), BuildModuleReport(*mb, {}), diff_options);

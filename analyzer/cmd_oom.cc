@@ -12,9 +12,10 @@
 
 #include "analyzer/command.h"
 #include "analyzer/json_text.h"
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 #include "analyzer/oom_view.h"
 #include "analyzer/stats_view.h"
+#include "dump/file_reader.h"
 #include "passes/remat_detection.h"
 
 namespace spmdsim::analyzer {
@@ -31,15 +32,15 @@ struct OomCommandOptions {
 // The device count and remat evidence of the dump's first after-optimizations module (the
 // first module when none is). Returns an exit code; kExitOk on success.
 int ReadDump(const OomCommandOptions& command, OomOptions& options) {
-  LoadOptions load;
+  dump::LoadOptions load;
   load.module_filter = command.module_filter;
-  const LoadOutcome outcome = LoadInputs(command.dump, load);
+  const dump::LoadOutcome outcome = dump::LoadInputs(command.dump, load);
   if (outcome.failure) {
     std::cerr << "spmdsim oom: --dump " << command.dump << ": " << outcome.failure->message << "\n";
-    return outcome.failure->exit_code;
+    return ExitCodeOf(*outcome.failure);
   }
-  const ModuleInput* chosen = nullptr;
-  for (const ModuleInput& input : outcome.inputs.modules) {
+  const dump::ModuleInput* chosen = nullptr;
+  for (const dump::ModuleInput& input : outcome.inputs.modules) {
     if (chosen == nullptr ||
         (chosen->stage != "after_optimizations" && input.stage == "after_optimizations")) {
       chosen = &input;
@@ -67,10 +68,9 @@ int RunOom(const OomCommandOptions& command) {
   if (command.path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    std::string error;
-    std::optional<std::string> contents = ReadFileContents(command.path, error);
+    dump::DumpResult<std::string> contents = dump::ReadFileContents(command.path);
     if (!contents) {
-      std::cerr << "spmdsim oom: " << error << "\n";
+      std::cerr << "spmdsim oom: " << contents.error().message << "\n";
       return kExitUsage;
     }
     text = std::move(*contents);

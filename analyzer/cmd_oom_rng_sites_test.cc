@@ -8,9 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "analyzer/input_loader.h"
-#include "analyzer/oom_log.h"
+#include "analyzer/command.h"
+#include "analyzer/oom_report.h"
 #include "analyzer/test_support.h"
+#include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -22,8 +23,8 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 TEST_CASE("oom listing of story 000: random buffers total savings") {
   std::string error;
-  const std::optional<std::string> text =
-      ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/oom/seed_000.log", error);
+  const dump::DumpResult<std::string> text =
+      dump::ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/oom/seed_000.log");
   REQUIRE(text);
   const std::optional<OomReport> report = ParseOomLog(*text, error);
   REQUIRE(report);

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/test_support.h"
+#include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -174,8 +174,7 @@ TEST_CASE("report escapes what the dump holds: op_names and file paths") {
   const fs::path dump_dir = dir.path / "dump<b>&'x'";
   fs::create_directories(dump_dir);
   const std::string source = kDp8 + "/module_0000.jit_train_step.cpu_after_optimizations.txt.gz";
-  std::string error;
-  const std::optional<std::string> text = ReadFileContents(source, error);
+  const dump::DumpResult<std::string> text = dump::ReadFileContents(source);
   REQUIRE(text);
   // The all-reduce (collectives table) and the largest buffer at the peak (live table).
   const RunOutput analyze = Run("analyze " + source + " --format json");

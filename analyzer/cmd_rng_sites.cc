@@ -24,7 +24,7 @@ struct RngSitesOptions {
 
 // The saving at the peak of recomputing the key residuals (sized per device from the shardings
 // for a module not partitioned yet, as `analyze` does).
-void AddRematWhatIf(const ModuleInput& input, passes::RngSiteResult& result) {
+void AddRematWhatIf(const dump::ModuleInput& input, passes::RngSiteResult& result) {
   const ir::HloModule& module = *input.module;
   bool residuals = false;
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
@@ -45,7 +45,7 @@ int RunRngSites(const RngSitesOptions& options) {
   view.show_key_sites = options.all;
   view.buffers_per_site = options.buffers;
   bool first = true;
-  for (const ModuleInput& input : loaded.modules) {
+  for (const dump::ModuleInput& input : loaded.modules) {
     Progress::Get().Update(std::string(input.module->name) + ": rng sites");
     passes::RngSiteOptions rng_options;
     rng_options.stage = StageHintOf(input);

@@ -14,7 +14,7 @@ int RunStats(const InputOptions& options) {
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   bool first = true;
-  for (const ModuleInput& input : loaded.modules) {
+  for (const dump::ModuleInput& input : loaded.modules) {
     const passes::StatsResult stats = passes::ComputeStats(*input.module);
     if (options.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);

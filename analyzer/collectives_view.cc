@@ -76,7 +76,7 @@ nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
   return j;
 }
 
-void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResult& result,
+void PrintCollectivesText(const dump::ModuleInput& input, const passes::CollectiveResult& result,
                           std::ostream& out, const CollectivesTextOptions& options) {
   int64_t runs = 0;
   for (const auto& [kind, totals] : result.by_kind) runs += totals.executions;

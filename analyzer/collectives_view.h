@@ -30,8 +30,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/topology_choice.h"
+#include "dump/module_loader.h"
 #include "passes/collective_analysis.h"
 #include "passes/collective_prediction.h"
 
@@ -46,7 +46,7 @@ struct CollectivesTextOptions {
   size_t max_ops = 30;  // rows of the per-op table, largest traffic first; 0 = all
   const TopologyChoice* topology = nullptr;  // adds the "topology: ..." line
 };
-void PrintCollectivesText(const ModuleInput& input, const passes::CollectiveResult& result,
+void PrintCollectivesText(const dump::ModuleInput& input, const passes::CollectiveResult& result,
                           std::ostream& out, const CollectivesTextOptions& options = {});
 
 // A prediction for an unpartitioned module and, when XLA's partitioned module of the same program

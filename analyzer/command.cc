@@ -8,8 +8,17 @@
 #include <map>
 
 #include "analyzer/progress.h"
+#include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
+
+// Defined by the source tools/embed_file.cmake writes over the demo dump.
+std::string_view EmbeddedDumpName();
+std::string_view EmbeddedDump();
+
+int ExitCodeOf(const dump::DumpError& error) {
+  return error.kind == dump::DumpErrorKind::kParse ? kExitParse : kExitUsage;
+}
 
 void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format) {
   command.add_option("inputs", options.inputs,
@@ -85,29 +94,48 @@ int g_deferred_exit_code = kExitOk;
 
 // What runs on the devices first: the modules after optimizations (exact), then those of unknown
 // stage, then the ones before optimizations (estimates); the order XLA wrote them otherwise.
-void OptimizedFirst(std::vector<ModuleInput>& modules) {
-  const auto rank = [](const ModuleInput& input) {
+void OptimizedFirst(std::vector<dump::ModuleInput>& modules) {
+  const auto rank = [](const dump::ModuleInput& input) {
     return input.stage == "after_optimizations" ? 0 : input.stage == "unknown" ? 1 : 2;
   };
-  std::stable_sort(modules.begin(), modules.end(),
-                   [&](const ModuleInput& a, const ModuleInput& b) { return rank(a) < rank(b); });
+  std::stable_sort(
+      modules.begin(), modules.end(),
+      [&](const dump::ModuleInput& a, const dump::ModuleInput& b) { return rank(a) < rank(b); });
 }
 
 void Defer(LoadedOrExit& result, int code) {
   result.deferred_exit_code = std::max(result.deferred_exit_code, code);
   g_deferred_exit_code = std::max(g_deferred_exit_code, code);
 }
+
+// The loader's progress reports, on the terminal's progress line.
+void ShowProgress(const std::string& what) { Progress::Get().Update(what); }
+
 }  // namespace
 
 int DeferredLoadExitCode() { return g_deferred_exit_code; }
 
+dump::LoadOutcome LoadEmbeddedDump() {
+  dump::DumpResult<std::string> text = dump::Gunzip(EmbeddedDump());
+  if (!text) {
+    dump::LoadOutcome outcome;
+    outcome.failure = dump::DumpError{text.error().kind, "<embedded>",
+                                      "<embedded>: error: " + text.error().message};
+    return outcome;
+  }
+  dump::LoadOptions options;
+  options.progress = ShowProgress;
+  return dump::LoadModuleText("<embedded>/" + std::string(EmbeddedDumpName()), std::move(*text),
+                              options);
+}
+
 LoadedOrExit LoadAllInputs(const InputOptions& options) {
   LoadedOrExit result;
-  const auto take = [&](LoadOutcome outcome) {
+  const auto take = [&](dump::LoadOutcome outcome) {
     Progress::Get().Clear();
-    for (const LoadFailure& skipped : outcome.skipped_files) {
+    for (const dump::DumpError& skipped : outcome.skipped_files) {
       std::cerr << skipped.message << "\n";
-      Defer(result, skipped.exit_code);
+      Defer(result, ExitCodeOf(skipped));
     }
     if (!outcome.skipped_files.empty() && !outcome.inputs.modules.empty()) {
       std::cerr << "note: " << outcome.skipped_files.size()
@@ -115,7 +143,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     }
     if (outcome.failure) {
       std::cerr << outcome.failure->message << "\n";
-      result.exit_code = outcome.failure->exit_code;
+      result.exit_code = ExitCodeOf(*outcome.failure);
       return false;
     }
     for (const std::string& note : outcome.inputs.notes) std::cerr << "note: " << note << "\n";
@@ -137,10 +165,11 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
   // Every input is loaded; one that fails is reported and the others are still analysed.
   int failed = kExitOk;
   for (const std::string& input : options.inputs) {
-    LoadOptions load;
+    dump::LoadOptions load;
     load.module_filter = options.module_filter;
     load.stage = options.stage;
-    if (!take(LoadInputs(input, load))) {
+    load.progress = ShowProgress;
+    if (!take(dump::LoadInputs(input, load))) {
       failed = std::max(failed, result.exit_code);
       result.exit_code = kExitOk;
     }

@@ -9,11 +9,21 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/input_loader.h"
+#include "dump/dump_error.h"
+#include "dump/module_loader.h"
 
 namespace spmdsim::analyzer {
 
 using RunFn = std::function<int()>;
+
+// Exit codes shared by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitUsage = 2;  // usage or I/O error
+inline constexpr int kExitParse = 3;  // input that cannot be parsed
+
+// The exit code of an input that could not be loaded: 3 for text that does not parse, else 2.
+int ExitCodeOf(const dump::DumpError& error);
 
 // The tool's version: `--version`, and the SARIF driver's version.
 inline constexpr std::string_view kSpmdsimVersion = "0.1.0";
@@ -50,11 +60,14 @@ CLI::Validator NotNegative();
 // on; `deferred_exit_code` is then that file's exit code (3 for a parse error), which main()
 // returns at the end unless the command's own is worse.
 struct LoadedOrExit {
-  std::vector<ModuleInput> modules;
+  std::vector<dump::ModuleInput> modules;
   int exit_code = kExitOk;
   int deferred_exit_code = kExitOk;
 };
 LoadedOrExit LoadAllInputs(const InputOptions& options);
+
+// The demo dump compiled into the binary (tools/embed_file.cmake).
+dump::LoadOutcome LoadEmbeddedDump();
 
 // The exit code of inputs skipped by LoadAllInputs so far in this process (0 if none): main()
 // combines it with the command's own, so that every command ends with 3 after a parse error.

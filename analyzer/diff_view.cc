@@ -117,9 +117,9 @@ Json DiffToJson(const ModuleDiff& diff) {
   return j;
 }
 
-void PrintDiffText(const ModuleInput* a, const ModuleInput* b, const ModuleDiff* diff,
+void PrintDiffText(const dump::ModuleInput* a, const dump::ModuleInput* b, const ModuleDiff* diff,
                    std::ostream& out) {
-  const ModuleInput* any = a ? a : b;
+  const dump::ModuleInput* any = a ? a : b;
   out << fmt::format("module {} ({})\n", any->module->name, any->stage);
   out << "  A  " << (a ? a->path : std::string("(no module of this name)")) << "\n";
   out << "  B  " << (b ? b->path : std::string("(no module of this name)")) << "\n";

@@ -39,15 +39,15 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/module_diff.h"
+#include "dump/module_loader.h"
 
 namespace spmdsim::analyzer {
 
 nlohmann::ordered_json DiffToJson(const ModuleDiff& diff);
 
 // `a` or `b` may be nullptr: a module only one side has (printed as such, with no diff).
-void PrintDiffText(const ModuleInput* a, const ModuleInput* b, const ModuleDiff* diff,
+void PrintDiffText(const dump::ModuleInput* a, const dump::ModuleInput* b, const ModuleDiff* diff,
                    std::ostream& out);
 
 }  // namespace spmdsim::analyzer

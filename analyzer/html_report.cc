@@ -542,7 +542,7 @@ void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
 
 void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& options,
             std::string& out) {
-  const ModuleInput& input = *report.input;
+  const dump::ModuleInput& input = *report.input;
   out += fmt::format(
       "<section class=\"module\" id=\"module-{}\">\n<h2>{} <span class=\"stage\">{}</span></h2>\n"
       "<p class=\"file\">{}</p>\n",
@@ -590,7 +590,7 @@ std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
   }
   out += "</p>\n<nav><ul>\n";
   for (size_t i = 0; i < reports.size(); ++i) {
-    const ModuleInput& input = *reports[i].input;
+    const dump::ModuleInput& input = *reports[i].input;
     out += fmt::format(
         "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}"
         "</span></li>\n",

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 #include "testing/corpus_test.h"
 
 namespace spmdsim::analyzer {
@@ -32,9 +32,9 @@ SPMDSIM_CORPUS_TEST("trip counts from loop conditions equal XLA's known_trip_cou
   int64_t stated = 0;
   int64_t loops = 0;
   for (const std::string& file : AfterFiles(program)) {
-    LoadOutcome outcome = LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + file);
+    dump::LoadOutcome outcome = dump::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + file);
     REQUIRE_FALSE(outcome.failure);
-    for (const ModuleInput& input : outcome.inputs.modules) {
+    for (const dump::ModuleInput& input : outcome.inputs.modules) {
       for (const ir::HloComputation* computation : input.module->computations) {
         for (const ir::HloInstruction* instr : computation->instructions) {
           if (instr->opcode != ir::Opcode::kWhile) continue;

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "analyzer/input_loader.h"
-#include "analyzer/xla_memory_files.h"
+#include "dump/module_loader.h"
+#include "dump/xla_memory_files.h"
 #include "passes/memory_analysis.h"
 #include "testing/corpus_test.h"
 
@@ -28,7 +28,7 @@ std::string Path(const nlohmann::json& program, const char* file) {
 }
 
 std::unique_ptr<ir::HloModule> LoadModule(const std::string& path) {
-  LoadOutcome outcome = LoadInputs(path);
+  dump::LoadOutcome outcome = dump::LoadInputs(path);
   INFO(path);
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() == 1);
@@ -60,8 +60,7 @@ SPMDSIM_CORPUS_TEST("the heap holds exactly the values XLA packs into its temp a
   passes::MemoryAnalysisOptions options;
   options.record_placements = true;
   const passes::PeakMemoryResult r = passes::AnalyzePeakMemory(*module, options);
-  std::string error;
-  const auto assignment = LoadXlaBufferAssignment(Path(program, "buffer_assignment"), error);
+  const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
   REQUIRE(assignment);
   std::set<std::string> xla_heap;
   for (const auto& allocation : assignment->allocations) {
@@ -100,9 +99,8 @@ TEST_CASE("seed dump: the dropout random bits are live at the peak") {
 SPMDSIM_CORPUS_TEST("XLA's buffer-assignment file and memory_analysis() give the same four figures",
                     program) {
   INFO(program.at("name").get<std::string>());
-  std::string error;
-  const auto assignment = LoadXlaBufferAssignment(Path(program, "buffer_assignment"), error);
-  const auto analysis = LoadXlaMemoryAnalysis(Path(program, "memory_analysis"), error);
+  const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
+  const auto analysis = dump::LoadXlaMemoryAnalysis(Path(program, "memory_analysis"));
   REQUIRE(assignment);
   REQUIRE(analysis);
   CHECK(assignment->ArgumentBytes() == analysis->Field("argument_size_in_bytes"));

@@ -17,89 +17,38 @@ namespace fs = std::filesystem;
 
 std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
 
-std::string ExistingFile(const fs::path& path) {
-  std::error_code ec;
-  for (const std::string& candidate : {path.string(), path.string() + ".gz"}) {
-    if (fs::is_regular_file(candidate, ec)) return candidate;
-  }
-  return {};
-}
-
-struct CompanionPaths {
-  std::string buffer_assignment;
-  std::string memory_usage_report;
-  std::string live_range;
-  std::string memory_analysis;
-};
-
-// The companion paths of a module given as a single file: the loader pairs companions only when
-// it reads a whole directory, so look beside the file under XLA's names.
-CompanionPaths Companions(const ModuleInput& input) {
-  CompanionPaths paths{input.buffer_assignment_path, input.memory_usage_report_path,
-                       input.live_range_path, input.memory_analysis_path};
-  const fs::path file(input.path);
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return paths;
-  std::string stem = file.filename().string();
-  for (const std::string suffix : {".gz", ".txt"}) {
-    if (stem.size() > suffix.size() && stem.ends_with(suffix))
-      stem.resize(stem.size() - suffix.size());
-  }
-  const fs::path dir = file.parent_path();
-  if (paths.buffer_assignment.empty()) {
-    paths.buffer_assignment = ExistingFile(dir / (stem + "-buffer-assignment.txt"));
-  }
-  if (paths.memory_usage_report.empty()) {
-    paths.memory_usage_report = ExistingFile(dir / (stem + "-memory-usage-report.txt"));
-  }
-  if (paths.live_range.empty()) paths.live_range = ExistingFile(dir / (stem + "-live-range.txt"));
-  if (paths.memory_analysis.empty() && input.stage == "after_optimizations") {
-    // memory_analysis.json describes the one optimized module of its directory.
-    int optimized = 0;
-    for (const auto& entry : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.find("after_optimizations") != std::string::npos &&
-          name.find("after_optimizations-") == std::string::npos) {
-        ++optimized;
-      }
-    }
-    if (optimized == 1) paths.memory_analysis = ExistingFile(dir / "memory_analysis.json");
-  }
-  return paths;
-}
-
 }  // namespace
 
-MemoryReport BuildMemoryReport(const ModuleInput& input,
+MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
                                const passes::MemoryAnalysisOptions& options) {
   MemoryReport report;
   report.prediction = passes::AnalyzePeakMemory(*input.module, options);
   XlaMemoryFigures& xla = report.xla;
-  std::string error;
   const auto load = [&](const std::string& path, auto loader, auto& slot) {
     if (path.empty()) return;
-    error.clear();
-    slot = loader(path, error);
-    if (slot) {
+    auto loaded = loader(path);
+    if (loaded) {
+      slot = std::move(*loaded);
       xla.found = true;
     } else {
-      xla.errors.push_back(error);
+      xla.errors.push_back(loaded.error().message);
     }
   };
-  const CompanionPaths paths = Companions(input);
-  load(paths.memory_analysis, LoadXlaMemoryAnalysis, xla.memory_analysis);
-  load(paths.buffer_assignment, LoadXlaBufferAssignment, xla.buffer_assignment);
-  load(paths.memory_usage_report, LoadXlaMemoryUsageReport, xla.memory_usage_report);
-  load(paths.live_range, LoadXlaLiveRange, xla.live_range);
+  // The files the loader paired with the module (dump/module_file_set.h).
+  const dump::ModuleFileSet& paths = input.files;
+  load(paths.memory_analysis, dump::LoadXlaMemoryAnalysis, xla.memory_analysis);
+  load(paths.buffer_assignment, dump::LoadXlaBufferAssignment, xla.buffer_assignment);
+  load(paths.memory_usage_report, dump::LoadXlaMemoryUsageReport, xla.memory_usage_report);
+  load(paths.live_range, dump::LoadXlaLiveRange, xla.live_range);
   if (xla.memory_analysis) {
-    const XlaMemoryAnalysis& m = *xla.memory_analysis;
+    const dump::XlaMemoryAnalysis& m = *xla.memory_analysis;
     xla.argument_bytes = m.Field("argument_size_in_bytes");
     xla.output_bytes = m.Field("output_size_in_bytes");
     xla.alias_bytes = m.Field("alias_size_in_bytes");
     xla.temp_bytes = m.Field("temp_size_in_bytes");
     xla.source = FileName(paths.memory_analysis);
   } else if (xla.buffer_assignment) {
-    const XlaBufferAssignment& b = *xla.buffer_assignment;
+    const dump::XlaBufferAssignment& b = *xla.buffer_assignment;
     xla.argument_bytes = b.ArgumentBytes();
     xla.output_bytes = b.OutputBytes();
     xla.alias_bytes = b.AliasBytes();
@@ -175,7 +124,7 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   }
   if (x.memory_analysis) xla["memory_analysis"] = x.memory_analysis->fields;
   if (x.buffer_assignment) {
-    const XlaBufferAssignment& b = *x.buffer_assignment;
+    const dump::XlaBufferAssignment& b = *x.buffer_assignment;
     xla["buffer_assignment"] = {{"allocations", b.allocations.size()},
                                 {"argument_bytes", b.ArgumentBytes()},
                                 {"output_bytes", b.OutputBytes()},
@@ -256,7 +205,7 @@ std::string Curve(const std::vector<passes::TimelinePoint>& timeline, size_t wid
 
 }  // namespace
 
-void PrintMemoryText(const ModuleInput& input, const MemoryReport& report, std::ostream& out,
+void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report, std::ostream& out,
                      const MemoryTextOptions& options) {
   const passes::PeakMemoryResult& r = report.prediction;
   out << ModuleHeading(input.module->name, input.stage, input.path);

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
-#include "analyzer/xla_memory_files.h"
+#include "dump/module_loader.h"
+#include "dump/xla_memory_files.h"
 #include "passes/memory_analysis.h"
 
 namespace spmdsim::analyzer {
@@ -46,10 +46,10 @@ struct XlaMemoryFigures {
   int64_t temp_bytes = 0;
   int64_t peak_bytes = 0;
   std::string source;
-  std::optional<XlaBufferAssignment> buffer_assignment;
-  std::optional<XlaMemoryUsageReport> memory_usage_report;
-  std::optional<XlaLiveRange> live_range;
-  std::optional<XlaMemoryAnalysis> memory_analysis;
+  std::optional<dump::XlaBufferAssignment> buffer_assignment;
+  std::optional<dump::XlaMemoryUsageReport> memory_usage_report;
+  std::optional<dump::XlaLiveRange> live_range;
+  std::optional<dump::XlaMemoryAnalysis> memory_analysis;
   std::vector<std::string> errors;  // files that were present but unreadable
 };
 
@@ -58,8 +58,9 @@ struct MemoryReport {
   XlaMemoryFigures xla;
 };
 
-// Runs the analysis on one loaded module and reads XLA's companion files.
-MemoryReport BuildMemoryReport(const ModuleInput& input,
+// Runs the analysis on one loaded module and reads the companion files the loader paired with it
+// (input.files, dump/module_file_set.h).
+MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
                                const passes::MemoryAnalysisOptions& options);
 
 nlohmann::ordered_json MemoryToJson(const MemoryReport& report);
@@ -68,7 +69,7 @@ struct MemoryTextOptions {
   size_t live_buffers = 10;  // buffers of the live-at-peak listing shown in full
   size_t curve_width = 64;   // characters of the memory curve
 };
-void PrintMemoryText(const ModuleInput& input, const MemoryReport& report, std::ostream& out,
+void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report, std::ostream& out,
                      const MemoryTextOptions& options = {});
 
 }  // namespace spmdsim::analyzer

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/test_support.h"
+#include "dump/module_loader.h"
 #include "testing/corpus_test.h"
 
 namespace spmdsim::analyzer {
@@ -29,8 +29,8 @@ std::vector<json> ModuleFiles(const json& program) {
   return {program.at("files")};
 }
 
-ModuleInput LoadOne(const std::string& relative) {
-  LoadOutcome outcome = LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
+dump::ModuleInput LoadOne(const std::string& relative) {
+  dump::LoadOutcome outcome = dump::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() == 1);
   return std::move(outcome.inputs.modules.front());
@@ -40,13 +40,13 @@ SPMDSIM_CORPUS_TEST("the module's own text says whether it is partitioned, as XL
                     program) {
   for (const json& files : ModuleFiles(program)) {
     if (files.contains("before")) {
-      const ModuleInput before = LoadOne(files.at("before"));
+      const dump::ModuleInput before = LoadOne(files.at("before"));
       INFO(before.path);
       CHECK(passes::IsUnpartitioned(*before.module) == (before.module->num_partitions > 1));
       CHECK(passes::IsUnpartitioned(*before.module, passes::StageHint::kBeforeOptimizations) ==
             (before.module->num_partitions > 1));
     }
-    ModuleInput after = LoadOne(files.at("after"));
+    dump::ModuleInput after = LoadOne(files.at("after"));
     INFO(after.path);
     CHECK_FALSE(passes::IsUnpartitioned(*after.module));
     // Without its schedule (XLA's benchmark modules, hand-edited dumps): still per device.

@@ -54,7 +54,7 @@ std::string ModulePlatform::Describe() const {
   return "platform not named by the dump";
 }
 
-ModulePlatform PlatformOf(const ModuleInput& input) {
+ModulePlatform PlatformOf(const dump::ModuleInput& input) {
   ModulePlatform platform;
   const std::string name = Lower(std::filesystem::path(input.path).filename().string());
   // Not any "tpu" in the name: "jit_output_fn" has one.

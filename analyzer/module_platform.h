@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 
 namespace spmdsim::analyzer {
 
@@ -26,6 +26,6 @@ struct ModulePlatform {
   std::string Describe() const;
 };
 
-ModulePlatform PlatformOf(const ModuleInput& input);
+ModulePlatform PlatformOf(const dump::ModuleInput& input);
 
 }  // namespace spmdsim::analyzer

@@ -6,7 +6,7 @@
 
 namespace spmdsim::analyzer {
 
-ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptions& options) {
+ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options) {
   ModuleReport report;
   report.input = &input;
   Progress& progress = Progress::Get();

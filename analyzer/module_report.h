@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/memory_view.h"
+#include "dump/module_loader.h"
 #include "passes/collective_analysis.h"
 #include "passes/memory_analysis.h"
 #include "passes/rng_site_analysis.h"
@@ -26,12 +26,12 @@ struct ModuleReportOptions {
 };
 
 struct ModuleReport {
-  const ModuleInput* input = nullptr;
+  const dump::ModuleInput* input = nullptr;
   MemoryReport memory;
   passes::CollectiveResult collectives;
   passes::RngSiteResult rng;
 };
 
-ModuleReport BuildModuleReport(const ModuleInput& input, const ModuleReportOptions& options);
+ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options);
 
 }  // namespace spmdsim::analyzer

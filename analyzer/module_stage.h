@@ -2,18 +2,18 @@
 // "partitioned yet?" decision every command uses (passes/module_facts.h).
 #pragma once
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 #include "passes/module_facts.h"
 
 namespace spmdsim::analyzer {
 
-inline passes::StageHint StageHintOf(const ModuleInput& input) {
+inline passes::StageHint StageHintOf(const dump::ModuleInput& input) {
   if (input.stage == "before_optimizations") return passes::StageHint::kBeforeOptimizations;
   if (input.stage == "after_optimizations") return passes::StageHint::kAfterOptimizations;
   return passes::StageHint::kUnknown;
 }
 
-inline bool IsUnpartitioned(const ModuleInput& input) {
+inline bool IsUnpartitioned(const dump::ModuleInput& input) {
   return passes::IsUnpartitioned(*input.module, StageHintOf(input));
 }
 

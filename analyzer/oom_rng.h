@@ -1,5 +1,5 @@
-// The random bits of an OOM listing (analyzer/oom_log.h): which peak buffers hold them, grouped by
-// the site that drew them, what each RNG lowering would materialize for those sites, and what
+// The random bits of an OOM listing (analyzer/oom_report.h): which peak buffers hold them, grouped
+// by the site that drew them, what each RNG lowering would materialize for those sites, and what
 // each fix would save of the listed buffers.
 //
 // A buffer is random when its op_name names a threefry hash (threefry2x32), its counters
@@ -20,7 +20,7 @@
 //   replicated  the listed random bytes minus what replicated threefry materializes.
 #pragma once
 
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 
 namespace spmdsim::analyzer {
 

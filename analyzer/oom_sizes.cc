@@ -5,7 +5,7 @@
 #include <cctype>
 #include <map>
 
-#include "analyzer/human_units.h"
+#include "dump/size_text.h"
 #include "ir/attribute_parsers.h"
 #include "ir/checked_math.h"
 
@@ -23,8 +23,8 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-const OomFigure* FindFigure(const OomReport& report, std::string_view name) {
-  for (const OomFigure& f : report.stats) {
+const dump::OomFigure* FindFigure(const OomReport& report, std::string_view name) {
+  for (const dump::OomFigure& f : report.stats) {
     if (f.name == name) return &f;
   }
   return nullptr;
@@ -87,7 +87,7 @@ int64_t RoundingSlack(std::string_view text) {
     point |= text[split] == '.';
     ++split;
   }
-  const std::optional<int64_t> unit = ParseSize("1" + std::string(text.substr(split)));
+  const std::optional<int64_t> unit = dump::ParseSize("1" + std::string(text.substr(split)));
   if (!unit || *unit <= 1) return 0;
   int64_t ten = 1;
   for (int i = 0; i < std::min(decimals, 9); ++i) ten *= 10;
@@ -98,7 +98,7 @@ int64_t RoundingSlack(std::string_view text) {
 void ResolveOomSizes(OomReport& report) {
   report.total_bytes = 0;
   for (OomBuffer& b : report.buffers) {
-    const std::optional<int64_t> listed = ParseSize(b.size_text);
+    const std::optional<int64_t> listed = dump::ParseSize(b.size_text);
     b.listed_size_bytes = listed.value_or(0);
     b.shape_bytes.reset();
     if (!b.shape.empty()) {
@@ -142,8 +142,8 @@ void CategorizeOomBuffers(OomReport& report) {
     b.category = category;
     if (category.empty()) undecided.push_back(i);
   }
-  const OomFigure* live_out = FindFigure(report, "maybe_live_out allocation");
-  const OomFigure* output_size = FindFigure(report, "output size");
+  const dump::OomFigure* live_out = FindFigure(report, "maybe_live_out allocation");
+  const dump::OomFigure* output_size = FindFigure(report, "output size");
   std::string rest = "temporary or output";
   if (live_out != nullptr && !undecided.empty()) {
     const std::vector<size_t> outputs =

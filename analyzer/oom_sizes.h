@@ -1,4 +1,4 @@
-// Exact sizes and categories of the buffers of an OOM listing (analyzer/oom_log.h).
+// Exact sizes and categories of the buffers of an OOM listing (analyzer/oom_report.h).
 //
 // XLA prints sizes through HumanReadableNumBytes: whole units truncated, then two decimals
 // ("4.89GiB", one for KiB: "38.7KiB"); XLA:TPU the same figures with "G", "M", "K". A figure is
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 
 namespace spmdsim::analyzer {
 

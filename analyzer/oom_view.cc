@@ -91,7 +91,7 @@ void PrintHeading(const OomReport& report, std::ostream& out) {
         HumanBytes(*report.failed_allocation_bytes),
         report.failed_allocation_exact ? "" : ", rounded as the allocator printed it");
   }
-  const OomCapacity& c = report.capacity;
+  const dump::OomCapacity& c = report.capacity;
   if (!c.memory_space.empty()) {
     out << fmt::format("  {}: used {} of {}, exceeded by {} (XLA's rounded figures)\n",
                        c.memory_space, c.used_text.empty() ? "?" : c.used_text,
@@ -165,7 +165,7 @@ void PrintBuffers(const OomReport& report, std::ostream& out) {
 void PrintFigures(const OomReport& report, std::ostream& out) {
   if (report.stats.empty()) return;
   out << "XLA's figures:\n";
-  for (const OomFigure& f : report.stats) {
+  for (const dump::OomFigure& f : report.stats) {
     out << fmt::format("  {}: {} {}{}\n", f.block, f.name, f.text,
                        f.detail.empty() ? "" : " " + f.detail);
   }
@@ -209,7 +209,7 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
   j["message"] = report.message;
   j["failed_allocation_bytes"] = OrNull(report.failed_allocation_bytes);
   j["failed_allocation_exact"] = report.failed_allocation_exact;
-  const OomCapacity& c = report.capacity;
+  const dump::OomCapacity& c = report.capacity;
   j["capacity"] = c.memory_space.empty()
                       ? nlohmann::ordered_json(nullptr)
                       : nlohmann::ordered_json{{"memory_space", c.memory_space},
@@ -220,7 +220,7 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
                                                {"capacity_text", c.capacity_text},
                                                {"exceeded_text", c.exceeded_text}};
   nlohmann::ordered_json stats = nlohmann::ordered_json::array();
-  for (const OomFigure& f : report.stats) {
+  for (const dump::OomFigure& f : report.stats) {
     stats.push_back({{"block", f.block},
                      {"name", f.name},
                      {"bytes", f.bytes},

@@ -1,4 +1,4 @@
-// `spmdsim oom` output: text and JSON from one OomReport (analyzer/oom_log.h).
+// `spmdsim oom` output: text and JSON from one OomReport (analyzer/oom_report.h).
 //
 // Sample text output (testdata/oom/paligemma_gpu.log; long lines cut with "..."):
 //   OOM (XLA:GPU/CPU buffer assignment): RESOURCE_EXHAUSTED: Out of memory while trying to ...
@@ -31,7 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 
 namespace spmdsim::analyzer {
 

@@ -156,7 +156,7 @@ std::string RematWhatIfText(const passes::RngRematWhatIf& remat) {
       HumanBytes(remat.saving_bytes));
 }
 
-void PrintRngSitesText(const ModuleInput& input, const RngSiteResult& result,
+void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& result,
                        const RngSitesViewOptions& options, std::ostream& out) {
   out << ModuleHeading(input.module->name, input.stage, input.path);
   out << fmt::format("  rng sites: {} ({} drawing bits), {} devices\n", result.totals.sites,

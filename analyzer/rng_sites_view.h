@@ -35,7 +35,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 #include "passes/rng_site_analysis.h"
 
 namespace spmdsim::analyzer {
@@ -52,7 +52,7 @@ nlohmann::ordered_json RngSitesToJson(const passes::RngSiteResult& result);
 // 18.00 GiB)"; "" when the what-if did not run. Shared by the text view and the HTML report.
 std::string RematWhatIfText(const passes::RngRematWhatIf& remat);
 
-void PrintRngSitesText(const ModuleInput& input, const passes::RngSiteResult& result,
+void PrintRngSitesText(const dump::ModuleInput& input, const passes::RngSiteResult& result,
                        const RngSitesViewOptions& options, std::ostream& out);
 
 }  // namespace spmdsim::analyzer

@@ -11,7 +11,7 @@
 
 namespace spmdsim::analyzer {
 
-nlohmann::ordered_json ModuleIdentityJson(const ModuleInput& input) {
+nlohmann::ordered_json ModuleIdentityJson(const dump::ModuleInput& input) {
   nlohmann::ordered_json j;
   j["name"] = std::string(input.module->name);
   j["file"] = input.path;
@@ -66,7 +66,8 @@ std::vector<std::pair<std::string, int64_t>> ByCountDescending(
 
 }  // namespace
 
-void PrintStatsText(const ModuleInput& input, const passes::StatsResult& stats, std::ostream& out) {
+void PrintStatsText(const dump::ModuleInput& input, const passes::StatsResult& stats,
+                    std::ostream& out) {
   out << ModuleHeading(stats.name, input.stage, input.path);
   out << fmt::format("  stage: {}   scheduled: {}   partitions: {}   replicas: {}\n", input.stage,
                      stats.is_scheduled ? "yes" : "no", stats.num_partitions, stats.replica_count);

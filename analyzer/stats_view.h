@@ -13,16 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 #include "passes/stats_analysis.h"
 
 namespace spmdsim::analyzer {
 
 // The identity fields every command's module object starts with: name, file, stage.
-nlohmann::ordered_json ModuleIdentityJson(const ModuleInput& input);
+nlohmann::ordered_json ModuleIdentityJson(const dump::ModuleInput& input);
 
 nlohmann::ordered_json StatsToJson(const passes::StatsResult& stats);
-void PrintStatsText(const ModuleInput& input, const passes::StatsResult& stats, std::ostream& out);
+void PrintStatsText(const dump::ModuleInput& input, const passes::StatsResult& stats,
+                    std::ostream& out);
 
 // Current version of the JSON output's schema (docs/JSON_SCHEMA.md).
 inline constexpr int kSchemaVersion = 1;

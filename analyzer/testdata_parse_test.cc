@@ -8,7 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "analyzer/input_loader.h"
+#include "dump/file_reader.h"
+#include "dump/module_loader.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/stats_analysis.h"
@@ -89,8 +90,7 @@ TEST_CASE("every testdata dump parses, round-trips and matches a line scan") {
   REQUIRE(files.size() >= 20);  // before and after optimizations of every program
   for (const std::string& file : files) {
     INFO(file);
-    std::string error;
-    auto text = ReadFileContents(file, error);
+    auto text = dump::ReadFileContents(file);
     REQUIRE(text);
     auto source = std::make_shared<ir::SourceBuffer>(file, *text);
     ir::ParseResult first = ir::ParseHloText(source);
@@ -214,8 +214,7 @@ TEST_CASE("a compact dump and compiled.as_text() of the same module give the sam
       if (files.at("compiled_as_text").is_null()) continue;
       INFO(program.at("name").get<std::string>() << " " << module.at("jit_name"));
       const auto load = [](const std::string& relative) {
-        std::string error;
-        auto text = ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative, error);
+        auto text = dump::ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
         REQUIRE(text);
         return ir::ParseHloText(std::make_shared<ir::SourceBuffer>(relative, std::move(*text)));
       };
@@ -242,18 +241,18 @@ TEST_CASE("collective counts on the replicated-threefry dump are what XLA insert
   // dp8 replicated threefry: each of the 4 dropout sites hashes 1/8 of the counters, then
   // all-gathers and permutes; gradients are reduced by one combined all-reduce. The scan above
   // checks the parser against the text; this pins the numbers so a regression is visible.
-  LoadOutcome outcome = LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_replicated_remat");
+  dump::LoadOutcome outcome = dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_replicated_remat");
   REQUIRE_FALSE(outcome.failure);
-  for (const ModuleInput& input : outcome.inputs.modules) {
+  for (const dump::ModuleInput& input : outcome.inputs.modules) {
     if (input.stage != "after_optimizations") continue;
     const passes::StatsResult stats = passes::ComputeStats(*input.module);
     CHECK(stats.collectives.at("all-reduce") == 1);
     CHECK(stats.collectives.at("all-gather") == 16);
     CHECK(stats.collectives.at("collective-permute") == 32);
     CHECK(stats.num_partitions == 8);
-    CHECK_FALSE(input.buffer_assignment_path.empty());
-    CHECK_FALSE(input.memory_usage_report_path.empty());
-    CHECK_FALSE(input.memory_analysis_path.empty());
+    CHECK_FALSE(input.files.buffer_assignment.empty());
+    CHECK_FALSE(input.files.memory_usage_report.empty());
+    CHECK_FALSE(input.files.memory_analysis.empty());
   }
 }
 

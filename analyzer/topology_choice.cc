@@ -124,7 +124,7 @@ std::optional<TopologyRequest> MakeTopologyRequest(const std::string& topology,
   return request;
 }
 
-std::optional<TopologyChoice> ChooseTopology(const ModuleInput& input,
+std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
                                              const TopologyRequest& request, std::string& error) {
   const ModulePlatform platform = PlatformOf(input);
   TopologyChoice choice;
@@ -152,12 +152,12 @@ std::optional<TopologyChoice> ChooseTopology(const ModuleInput& input,
   return std::nullopt;
 }
 
-std::optional<std::vector<TopologyChoice>> ChooseTopologies(const std::vector<ModuleInput>& inputs,
-                                                            const TopologyRequest& request,
-                                                            std::string& error) {
+std::optional<std::vector<TopologyChoice>> ChooseTopologies(
+    const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
+    std::string& error) {
   std::vector<TopologyChoice> choices;
   choices.reserve(inputs.size());
-  for (const ModuleInput& input : inputs) {
+  for (const dump::ModuleInput& input : inputs) {
     std::optional<TopologyChoice> choice = ChooseTopology(input, request, error);
     if (!choice) return std::nullopt;
     choices.push_back(std::move(*choice));

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/input_loader.h"
+#include "dump/module_loader.h"
 #include "passes/topology.h"
 
 namespace spmdsim::analyzer {
@@ -49,13 +49,13 @@ struct TopologyChoice {
 
 // nullopt and a message (name, device count, the presets that fit) when the topology cannot hold
 // the module's devices.
-std::optional<TopologyChoice> ChooseTopology(const ModuleInput& input,
+std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
                                              const TopologyRequest& request, std::string& error);
 
 // Every module's choice, in order; nullopt and the first module's message when one does not fit.
-std::optional<std::vector<TopologyChoice>> ChooseTopologies(const std::vector<ModuleInput>& inputs,
-                                                            const TopologyRequest& request,
-                                                            std::string& error);
+std::optional<std::vector<TopologyChoice>> ChooseTopologies(
+    const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
+    std::string& error);
 
 // One line for text and HTML: "NAME, NODES (given by --topology)" or "(chosen by ...)".
 std::string DescribeTopologyChoice(const TopologyChoice& choice);

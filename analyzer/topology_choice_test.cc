@@ -16,14 +16,14 @@
 namespace spmdsim::analyzer {
 namespace {
 
-ModuleInput LoadOne(const std::string& relative) {
-  LoadOutcome outcome = LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
+dump::ModuleInput LoadOne(const std::string& relative) {
+  dump::LoadOutcome outcome = dump::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() >= 1);
   return std::move(outcome.inputs.modules[0]);
 }
 
-TopologyChoice Choose(const ModuleInput& input, const TopologyRequest& request = {}) {
+TopologyChoice Choose(const dump::ModuleInput& input, const TopologyRequest& request = {}) {
   std::string error;
   std::optional<TopologyChoice> choice = ChooseTopology(input, request, error);
   INFO(error);
@@ -58,7 +58,7 @@ SPMDSIM_CORPUS_TEST("the default topology of every corpus dump fits its device c
     const nlohmann::json& file = program.at("files").at(stage);
     if (!file.is_string()) continue;
     INFO(file.get<std::string>());
-    const ModuleInput input = LoadOne(file);
+    const dump::ModuleInput input = LoadOne(file);
     const TopologyChoice choice = Choose(input);
     CHECK(choice.devices == devices);
     CHECK(choice.chosen == kChosenByDeviceCount);
@@ -90,7 +90,7 @@ TEST_CASE("a 2-node GPU dump gets the multi-node preset and its reason") {
 }
 
 TEST_CASE("the compute capability in the file name picks the GPU preset") {
-  ModuleInput input = LoadOne(kPyTorchXla);
+  dump::ModuleInput input = LoadOne(kPyTorchXla);
   const struct {
     const char* arch;
     const char* node;
@@ -124,7 +124,7 @@ TEST_CASE("the compute capability in the file name picks the GPU preset") {
 }
 
 TEST_CASE("a PyTorch/XLA module runs on replica_count devices") {
-  const ModuleInput input = LoadOne(kPyTorchXla);
+  const dump::ModuleInput input = LoadOne(kPyTorchXla);
   REQUIRE(input.module->replica_count == 8);
   REQUIRE(input.module->num_partitions == 1);
   const TopologyChoice choice = Choose(input);
@@ -137,7 +137,7 @@ TEST_CASE("a PyTorch/XLA module runs on replica_count devices") {
 }
 
 TEST_CASE("a user's single-node topology that cannot hold the module is refused") {
-  const ModuleInput gpu = LoadOne(kGpu16);
+  const dump::ModuleInput gpu = LoadOne(kGpu16);
   std::string error;
   CHECK_FALSE(ChooseTopology(gpu, UserRequest("h100-8x-nvswitch"), error));
   INFO(error);
@@ -156,15 +156,15 @@ TEST_CASE("a user's single-node topology that cannot hold the module is refused"
   CHECK(ib.nodes == 2);
   CHECK(DescribeTopologyChoice(ib) == "h100-ib-400g, 2 nodes of 8 devices (given by --topology)");
 
-  const ModuleInput tpu = LoadOne(kTpu16);
+  const dump::ModuleInput tpu = LoadOne(kTpu16);
   CHECK(Choose(tpu, UserRequest("tpu-v5e-16x16")).chosen == kChosenByUser);
   CHECK_FALSE(ChooseTopology(tpu, UserRequest("tpu-v5e-16x16", 8), error));
   CHECK(error.find("presets that hold 16 devices: none;") != std::string::npos);
 }
 
 TEST_CASE("several modules' topologies in one line") {
-  const ModuleInput gpu16 = LoadOne(kGpu16);
-  const ModuleInput tpu16 = LoadOne(kTpu16);
+  const dump::ModuleInput gpu16 = LoadOne(kGpu16);
+  const dump::ModuleInput tpu16 = LoadOne(kTpu16);
   const std::vector<TopologyChoice> same = {Choose(gpu16), Choose(gpu16)};
   CHECK(DescribeTopologyChoices(same) == DescribeTopologyChoice(same[0]));
   const std::vector<TopologyChoice> mixed = {Choose(gpu16), Choose(tpu16)};

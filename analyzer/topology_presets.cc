@@ -3,7 +3,7 @@
 #include <string_view>
 #include <utility>
 
-#include "analyzer/input_loader.h"
+#include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
 
@@ -31,14 +31,13 @@ std::optional<passes::Topology> LoadTopology(const std::string& name_or_file, st
     if (!topology) error = "preset " + name_or_file + ": " + error;
     return topology;
   }
-  std::string read_error;
-  const std::optional<std::string> contents = ReadFileContents(name_or_file, read_error);
+  const dump::DumpResult<std::string> contents = dump::ReadFileContents(name_or_file);
   if (!contents) {
     error = "--topology " + name_or_file + ": not a preset (";
     for (const std::string& preset : TopologyPresetNames()) {
       error += (error.back() == '(' ? "" : ", ") + preset;
     }
-    error += ") and not a readable file: " + read_error;
+    error += ") and not a readable file: " + contents.error().message;
     return std::nullopt;
   }
   auto topology = passes::ParseTopologyJson(*contents, error);

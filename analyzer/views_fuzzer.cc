@@ -40,7 +40,6 @@
 #include "analyzer/collectives_view.h"
 #include "analyzer/diff_view.h"
 #include "analyzer/html_report.h"
-#include "analyzer/input_loader.h"
 #include "analyzer/json_text.h"
 #include "analyzer/memory_view.h"
 #include "analyzer/module_diff.h"
@@ -51,6 +50,7 @@
 #include "analyzer/stats_view.h"
 #include "analyzer/topology_presets.h"
 #include "analyzer/trace_writer.h"
+#include "dump/module_loader.h"
 #include "ir/parser.h"
 #include "passes/collective_prediction.h"
 #include "passes/memory_analysis.h"
@@ -103,7 +103,7 @@ std::string StageOf(const ir::HloModule& module) {
 }
 
 // `spmdsim stats`.
-void RenderStats(const ModuleInput& input) {
+void RenderStats(const dump::ModuleInput& input) {
   const passes::StatsResult stats = passes::ComputeStats(*input.module);
   std::ostringstream text;
   PrintStatsText(input, stats, text);
@@ -114,7 +114,7 @@ void RenderStats(const ModuleInput& input) {
 
 // `spmdsim analyze` (default options: sizes auto, 512 points, 10 buffers in full): the memory
 // report BuildModuleReport made with the same options.
-void RenderAnalyze(const ModuleInput& input, const MemoryReport& report) {
+void RenderAnalyze(const dump::ModuleInput& input, const MemoryReport& report) {
   std::ostringstream text;
   PrintMemoryText(input, report, text);
   PrintMemoryText(input, report, text, {0, 8});
@@ -124,7 +124,7 @@ void RenderAnalyze(const ModuleInput& input, const MemoryReport& report) {
 }
 
 // `spmdsim collectives`, with the prediction alone and compared with the written collectives.
-void RenderCollectives(const ModuleInput& input) {
+void RenderCollectives(const dump::ModuleInput& input) {
   passes::CollectiveOptions analysis;
   analysis.topology = &DefaultTopology();
   const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
@@ -150,7 +150,7 @@ void RenderCollectives(const ModuleInput& input) {
 }
 
 // `spmdsim rng sites`, with the remat what-if as the command adds it.
-void RenderRngSites(const ModuleInput& input) {
+void RenderRngSites(const dump::ModuleInput& input) {
   passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
   bool residuals = false;
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
@@ -257,18 +257,18 @@ void RenderReport(const std::vector<ModuleReport>& reports) {
 }
 
 void RenderAll(ir::ParseResult& parsed) {
-  std::vector<ModuleInput> inputs;
+  std::vector<dump::ModuleInput> inputs;
   for (std::unique_ptr<ir::HloModule>& module : parsed.modules) {
     if (inputs.size() == kMaxModules) break;
-    ModuleInput input;
-    // A path that is not a file: no companion files are looked up beside it.
+    dump::ModuleInput input;
+    // No companion files (input.files is empty): the views render the module alone.
     input.path = "<fuzz>/module_" + std::to_string(inputs.size()) + ".txt";
     input.stage = StageOf(*module);
     input.module = std::move(module);
     inputs.push_back(std::move(input));
   }
   std::vector<ModuleReport> reports;
-  for (const ModuleInput& input : inputs) {
+  for (const dump::ModuleInput& input : inputs) {
     ModuleReportOptions options;
     options.topology = &DefaultTopology();
     reports.push_back(BuildModuleReport(input, options));

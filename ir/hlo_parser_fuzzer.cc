@@ -4,9 +4,8 @@
 //   - the IR queries and analyses run on what parsed (shape sizes, shard shapes, device lists,
 //     replica-group expansion, passes::ComputeStats), as the commands run them;
 //   - the standalone sub-parsers (ParseShape, ParseSharding, ParseReplicaGroups) and their
-//     print -> parse round trip;
-//   - the gzip reader: an input starting with the gzip magic (0x1f 0x8b) is gunzipped with
-//     analyzer::Gunzip and the result goes through the module checks above.
+//     print -> parse round trip.
+// The gzip reader in front of the parser is dump/'s, fuzzed by dump/companion_files_fuzzer.cc.
 //
 // A finding is a sanitizer report (ASan/UBSan), a timeout, an OOM, or an abort() from a round-trip
 // check below, which prints the texts involved first. Build and run with tools/fuzz.sh.
@@ -18,7 +17,6 @@
 #include <string>
 #include <string_view>
 
-#include "analyzer/input_loader.h"
 #include "ir/attribute_parsers.h"
 #include "ir/checked_math.h"
 #include "ir/parser.h"
@@ -26,13 +24,6 @@
 #include "passes/stats_analysis.h"
 
 namespace spmdsim {
-
-// analyzer/input_loader.cc is compiled into the fuzzer without the demo dump the spmdsim binary
-// embeds (LoadEmbeddedDump reads no outside input, so it is not fuzzed).
-namespace analyzer {
-std::string_view EmbeddedDumpName() { return "none"; }
-std::string_view EmbeddedDump() { return {}; }
-}  // namespace analyzer
 
 namespace {
 
@@ -184,13 +175,6 @@ void FuzzSubParsers(std::string_view input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-    std::string error;
-    if (auto text = spmdsim::analyzer::Gunzip(input, error)) {
-      spmdsim::FuzzModuleText(std::move(*text));
-    }
-    return 0;
-  }
   spmdsim::FuzzSubParsers(input);
   spmdsim::FuzzModuleText(std::string(input));
   return 0;

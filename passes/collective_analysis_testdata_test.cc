@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analyzer/input_loader.h"
 #include "passes/collective_analysis.h"
+#include "testing/corpus_files.h"
 #include "testing/corpus_test.h"
 
 namespace spmdsim::passes {
@@ -27,11 +27,8 @@ SPMDSIM_CORPUS_TEST("collectives of every partitioned dump equal the independent
   const std::string file = program.at("files").at("after");
   DYNAMIC_SECTION(name) {
     const nlohmann::json& want = expected.at("programs").at(name);
-    analyzer::LoadOutcome outcome =
-        analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + file);
-    REQUIRE_FALSE(outcome.failure);
-    REQUIRE(outcome.inputs.modules.size() == 1);
-    const CollectiveResult result = AnalyzeCollectives(*outcome.inputs.modules[0].module);
+    const std::unique_ptr<ir::HloModule> module = testing::LoadCorpusModule(file);
+    const CollectiveResult result = AnalyzeCollectives(*module);
 
     CHECK(result.num_devices == want.at("num_devices").get<int64_t>());
     CHECK(result.ops.size() == want.at("ops").size());
@@ -55,7 +52,7 @@ SPMDSIM_CORPUS_TEST("collectives of every partitioned dump equal the independent
       // file:line of the code that caused it, where XLA's metadata gives one (a parameter's
       // all-gather carries only the parameter's op_name)
       const ir::HloInstruction* instr = nullptr;
-      for (const ir::HloComputation* c : outcome.inputs.modules[0].module->computations) {
+      for (const ir::HloComputation* c : module->computations) {
         for (const ir::HloInstruction* i : c->instructions) {
           if (i->name == op.instruction) instr = i;
         }
@@ -69,12 +66,10 @@ SPMDSIM_CORPUS_TEST("collectives of every partitioned dump equal the independent
 }
 
 TEST_CASE("group resolution and mesh axes on the 4x2 mesh dump") {
-  analyzer::LoadOutcome outcome =
-      analyzer::LoadInputs(SPMDSIM_TESTDATA_DIR
-                           "/dumps/mesh4x2_partitionable_remat/"
-                           "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
-  REQUIRE_FALSE(outcome.failure);
-  const CollectiveResult result = AnalyzeCollectives(*outcome.inputs.modules[0].module);
+  const std::unique_ptr<ir::HloModule> module = testing::LoadCorpusModule(
+      "dumps/mesh4x2_partitionable_remat/"
+      "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  const CollectiveResult result = AnalyzeCollectives(*module);
   int model_axis = 0;
   int data_axis = 0;
   for (const CollectiveOp& op : result.ops) {

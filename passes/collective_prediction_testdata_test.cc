@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analyzer/input_loader.h"
 #include "passes/collective_prediction.h"
+#include "testing/corpus_files.h"
 #include "testing/corpus_test.h"
 
 namespace spmdsim::passes {
@@ -18,18 +18,10 @@ namespace {
 
 constexpr double kTolerancePct = 10.0;
 
-std::unique_ptr<ir::HloModule> Load(const std::string& relative) {
-  analyzer::LoadOutcome outcome =
-      analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + relative);
-  REQUIRE_FALSE(outcome.failure);
-  REQUIRE(outcome.inputs.modules.size() == 1);
-  return std::move(outcome.inputs.modules[0].module);
-}
-
 SPMDSIM_CORPUS_TEST("predicted collectives of every testdata program against XLA's", program) {
   const std::string name = program.at("name");
-  const auto before = Load(program.at("files").at("before"));
-  const auto after = Load(program.at("files").at("after"));
+  const auto before = testing::LoadCorpusModule(program.at("files").at("before"));
+  const auto after = testing::LoadCorpusModule(program.at("files").at("after"));
   const CollectivePrediction predicted = PredictCollectives(*before);
   const CollectiveResult actual = AnalyzeCollectives(*after);
   const PredictionComparison cmp = ComparePrediction(predicted, actual);

@@ -10,11 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "analyzer/input_loader.h"
-#include "analyzer/xla_memory_files.h"
 #include "passes/memory_analysis.h"
 #include "passes/rng_remat_saving.h"
 #include "testing/corpus_test.h"
+#include "testing/pre_dump_names.h"
 
 namespace spmdsim::passes {
 namespace {

@@ -1,5 +1,5 @@
-// Checks shared by the libFuzzer targets of analyzer/: a failure prints what broke, with the
-// output, and aborts so that libFuzzer records the input.
+// Checks shared by the libFuzzer targets of analyzer/ and dump/: a failure prints what broke, with
+// the output, and aborts so that libFuzzer records the input.
 #pragma once
 
 #include <cstdio>

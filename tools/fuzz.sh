@@ -8,12 +8,16 @@
 #   tools/fuzz.sh --keep-going --all 120 # go on after a finding (libFuzzer's -fork=1 mode)
 #
 # Targets (docs/TESTING.md):
-#   hlo_parser       ir/hlo_parser_fuzzer.cc: parser, printer round trip, sub-parsers, gzip
+#   hlo_parser       ir/hlo_parser_fuzzer.cc: parser, printer round trip, sub-parsers
 #   analyses         passes/analyses_fuzzer.cc: every analysis the commands run on a module
 #   views            analyzer/views_fuzzer.cc: every view of every command, every JSON parsed back
-#   companion_files  analyzer/companion_files_fuzzer.cc: XLA's buffer-assignment, live-range,
-#                    memory-usage-report and memory_analysis.json files, `check`'s baseline, OOM
-#                    logs, topology files (the first input byte chooses the reader)
+#   companion_files  dump/companion_files_fuzzer.cc: dump/'s readers of XLA's buffer-assignment,
+#                    live-range, memory-usage-report and memory_analysis.json files and of OOM
+#                    logs, gzip, and the pairing of a companion file with its module (the first
+#                    input byte chooses the reader)
+#   command_inputs   analyzer/command_inputs_fuzzer.cc: the same files as the commands use them
+#                    (rendered, `spmdsim oom -`), `check`'s baseline, topology files (the same
+#                    first byte)
 #
 # Each target keeps its corpus, artifacts and logs in FUZZ_BUILD_DIR/<target>/. Exits 0 when
 # nothing was found, 1 on a finding in any target (crash, leak, timeout, OOM, a failed check of
@@ -31,7 +35,7 @@ build="${FUZZ_BUILD_DIR:-build-fuzz}"
 max_len="${FUZZ_MAX_LEN:-16384}"
 timeout="${FUZZ_TIMEOUT:-10}"
 keep_going="${FUZZ_KEEP_GOING:-}"
-all_targets=(hlo_parser analyses views companion_files)
+all_targets=(hlo_parser analyses views companion_files command_inputs)
 fail() {
   echo "fuzz.sh: $*" >&2
   exit 2
@@ -82,12 +86,13 @@ executable() {
   case "$1" in
     hlo_parser) echo "$build/ir/hlo_parser_fuzzer" ;;
     analyses) echo "$build/passes/analyses_fuzzer" ;;
-    views | companion_files) echo "$build/analyzer/$1_fuzzer" ;;
+    companion_files) echo "$build/dump/$1_fuzzer" ;;
+    views | command_inputs) echo "$build/analyzer/$1_fuzzer" ;;
   esac
 }
 dictionary() {
   case "$1" in
-    companion_files) echo tools/companion.dict ;;
+    companion_files | command_inputs) echo tools/companion.dict ;;
     *) echo tools/hlo.dict ;;
   esac
 }
@@ -130,7 +135,7 @@ fi
 # takes in only the seeds that add coverage.
 seed_dir() {
   case "$1" in
-    companion_files) echo "$build/seeds-companion" ;;
+    companion_files | command_inputs) echo "$build/seeds-companion" ;;
     *) echo "$build/seeds" ;;
   esac
 }
@@ -140,7 +145,7 @@ for t in "${targets[@]}"; do
   [[ "$seeded" != *" $seeds "* ]] || continue
   seeded+="$seeds "
   extra=()
-  [[ "$t" != companion_files ]] || extra=(--companion)
+  [[ "$t" != companion_files && "$t" != command_inputs ]] || extra=(--companion)
   mkdir -p "$seeds"
   python3 tools/fuzz_seeds.py testdata "$seeds" --max-len "$max_len" "${extra[@]}" 2>/dev/null ||
     fail "seeding failed"

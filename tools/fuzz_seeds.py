@@ -6,11 +6,12 @@
 
 HLO text seeds the parser (ir/hlo_parser_fuzzer.cc), the analyses (passes/analyses_fuzzer.cc) and
 the views (analyzer/views_fuzzer.cc). With --companion the seeds are the files
-analyzer/companion_files_fuzzer.cc reads, each prefixed by the byte that selects its reader there
-(see COMPANION_READERS): excerpts of the buffer-assignment, live-range and memory-usage-report
-files and the memory_analysis.json of every manifest program, the baseline JSON texts of the
-analyzer tests and baselines in the form `spmdsim check --write-baseline` writes, the OOM logs of
-testdata/oom/, and the topology presets (analyzer/topologies/).
+dump/companion_files_fuzzer.cc and analyzer/command_inputs_fuzzer.cc read, each prefixed by the
+byte that selects its reader there (see COMPANION_READERS): excerpts of the buffer-assignment,
+live-range and memory-usage-report files (a few of them gzipped: the readers gunzip what starts
+with the gzip magic) and the memory_analysis.json of every manifest program, the baseline JSON
+texts of the analyzer and dump tests and baselines in the form `spmdsim check --write-baseline`
+writes, the OOM logs of testdata/oom/, and the topology presets (analyzer/topologies/).
 
 Small inputs mutate fast, so the small programs' dumps (manifest "size": "small") are split into
 valid modules of one computation each: a short header ("HloModule name" plus its short
@@ -21,7 +22,6 @@ their numbers (fused_computation.12 vs .13) are written once. Also written, one 
     with the first rows of the stack-frame tables;
   - the shapes, shardings and replica-group values seen in the dumps (the fuzzer feeds every input
     to the ParseShape/ParseSharding/ParseReplicaGroups sub-parsers too);
-  - a few gzipped modules (the fuzzer gunzips inputs that start with the gzip magic);
   - hand-written forms the dumps lack (dynamic dims, tiled layouts, iota transposes, maximal and
     tuple shardings, mesh device_ids and sub-axes, source_target_pairs).
 Standard library only. Output files are named by content hash, so reruns are idempotent.
@@ -177,8 +177,8 @@ def attribute_values(text):
     return values
 
 
-# The reader each selector byte (input byte 0, modulo 7) chooses in
-# analyzer/companion_files_fuzzer.cc.
+# The reader each selector byte (input byte 0, modulo 7) chooses in dump/companion_files_fuzzer.cc
+# (0-3, 5) and analyzer/command_inputs_fuzzer.cc (all).
 COMPANION_READERS = {
     "buffer_assignment": 0,
     "live_range": 1,
@@ -245,6 +245,7 @@ def companion_seeds(testdata, tests, write, max_len):
             forms.add(form)
             write(data)
 
+    gz_left = 4
     modules = []
     for program in manifest["programs"]:
         files = program["files"]
@@ -252,6 +253,10 @@ def companion_seeds(testdata, tests, write, max_len):
             if files.get(kind):
                 for text in excerpts(read_text(testdata / files[kind]), max_len):
                     write_as(kind, text)
+                    if gz_left > 0 and 200 < len(text) < 2000:
+                        write(bytes([COMPANION_READERS[kind]]) +
+                              gzip.compress(text.encode("utf-8"), mtime=0))
+                        gz_left -= 1
         if files.get("memory_analysis"):
             text = read_text(testdata / files["memory_analysis"])
             write_as("memory_analysis", text)
@@ -276,7 +281,8 @@ def companion_seeds(testdata, tests, write, max_len):
         write_as("baseline", baseline(modules[i:i + 1]))
         write_as("baseline", baseline(modules[i:i + 3]))
     write_as("baseline", baseline([]))
-    for test in sorted(tests.glob("*_test.cc")):
+    for test in sorted(list(tests.glob("*_test.cc")) +
+                       list((testdata.parent / "dump").glob("*_test.cc"))):
         for match in RAW_STRING.finditer(test.read_text()):
             if "spmdsim-baseline" in match.group(2) or "schema_version" in match.group(2):
                 write_as("baseline", match.group(2))
@@ -307,7 +313,8 @@ def main():
     parser.add_argument("out", type=Path)
     parser.add_argument("--max-len", type=int, default=16384)
     parser.add_argument("--companion", action="store_true",
-                        help="the seeds of analyzer/companion_files_fuzzer.cc")
+                        help="the seeds of dump/companion_files_fuzzer.cc and "
+                        "analyzer/command_inputs_fuzzer.cc")
     parser.add_argument("--tests", type=Path, default=None,
                         help="the analyzer tests and topologies (default: TESTDATA/../analyzer)")
     args = parser.parse_args()
@@ -333,7 +340,6 @@ def main():
 
     seen_skeletons = set()
     values = set()
-    gz_left = 4
     for program in manifest["programs"]:
         if program.get("size") != "small":
             continue
@@ -364,9 +370,6 @@ def main():
                     continue
                 seen_skeletons.add(skeleton)
                 write(seed)
-                if gz_left > 0 and 200 < len(seed) < 2000:
-                    write(gzip.compress(seed.encode("utf-8"), mtime=0))
-                    gz_left -= 1
     for value in sorted(values) + HAND_WRITTEN:
         write(value)
     # The regression cases: malformed input of the parser, hostile modules of the analyses.

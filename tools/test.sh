@@ -39,7 +39,7 @@ BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo tools/build.sh -DSPMDSIM_WERROR=O
 ctest --test-dir build-asan --output-on-failure -j2
 
 if [[ -x tools/fuzz.sh ]]; then
-  step "fuzzers: parser, analyses, views, companion files; 30 s each"
+  step "fuzzers: parser, analyses, views, companion files, command inputs; 30 s each"
   tools/fuzz.sh --all 30
 fi
 

@@ -1,10 +1,12 @@
-// libFuzzer target over the readers of the files spmdsim takes besides HLO text
-// (tools/fuzz.sh --target companion_files). The first byte chooses the reader (data[0] % 7), the
-// rest is the file:
-//   0 buffer assignment  (`-buffer-assignment.txt`)     ParseXlaBufferAssignment
-//   1 live range         (`-live-range.txt`)            ParseXlaLiveRange
-//   2 memory-usage report (`-memory-usage-report.txt`)  ParseXlaMemoryUsageReport
-//   3 memory_analysis.json                              ParseXlaMemoryAnalysis
+// libFuzzer target over the files the commands take besides HLO text, as the commands use them
+// (tools/fuzz.sh --target command_inputs). The readers of XLA's files are fuzzed alone, with the
+// module file set and gzip, by dump/companion_files_fuzzer.cc; this target takes what they accept
+// on through the views and adds the tool's own files. The first byte chooses the reader
+// (data[0] % 7, the same selectors as dump/companion_files_fuzzer.cc), the rest is the file:
+//   0 buffer assignment  (`-buffer-assignment.txt`)     dump::ParseXlaBufferAssignment
+//   1 live range         (`-live-range.txt`)            dump::ParseXlaLiveRange
+//   2 memory-usage report (`-memory-usage-report.txt`)  dump::ParseXlaMemoryUsageReport
+//   3 memory_analysis.json                              dump::ParseXlaMemoryAnalysis
 //   4 `check --baseline` JSON                           ParseBaseline
 //   5 OOM log (`spmdsim oom`)                           ParseOomLog
 //   6 `--topology FILE` JSON                            passes::ParseTopologyJson
@@ -20,8 +22,8 @@
 // Every JSON output must parse back with nlohmann::json::parse; a failure aborts after printing it.
 //
 // A finding is a sanitizer report (ASan/UBSan), a crash (an uncaught exception included), a
-// timeout, an OOM or an abort() below. Build and run with tools/fuzz.sh --target companion_files;
-// replay with `build-fuzz/analyzer/companion_files_fuzzer FILE`.
+// timeout, an OOM or an abort() below. Build and run with tools/fuzz.sh --target command_inputs;
+// replay with `build-fuzz/analyzer/command_inputs_fuzzer FILE`.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -47,10 +49,11 @@
 #include "analyzer/json_text.h"
 #include "analyzer/memory_view.h"
 #include "analyzer/module_report.h"
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 #include "analyzer/sarif_report.h"
 #include "analyzer/stats_view.h"
-#include "analyzer/xla_memory_files.h"
+#include "dump/module_loader.h"
+#include "dump/xla_memory_files.h"
 #include "ir/parser.h"
 #include "passes/collective_analysis.h"
 #include "passes/topology.h"
@@ -104,11 +107,11 @@ ENTRY %main (param.0: f32[64], param.1: u32[2]) -> (f32[64], f32[8,8]) {
 )";
 
 [[noreturn]] void Failure(std::string_view what, std::string_view detail, std::string_view text) {
-  testing::FuzzFailure("companion files fuzzer", what, detail, text);
+  testing::FuzzFailure("command inputs fuzzer", what, detail, text);
 }
 
 void CheckJson(std::string_view what, const std::string& text) {
-  testing::CheckJsonParses("companion files fuzzer", what, text);
+  testing::CheckJsonParses("command inputs fuzzer", what, text);
 }
 
 // Keeps a computed value alive without doing arithmetic on it.
@@ -119,24 +122,21 @@ void Use(int64_t value) {
 
 // The small module, parsed once, as a directory load finds it (its companion paths are set per
 // input).
-ModuleInput& Input() {
-  static ModuleInput input = [] {
+dump::ModuleInput& Input() {
+  static dump::ModuleInput input = [] {
     auto source = std::make_shared<ir::SourceBuffer>("companion.hlo", std::string(kModule));
     ir::ParseResult parsed = ir::ParseHloText(source);
     if (!parsed.ok() || parsed.modules.size() != 1) {
       Failure("the built-in module does not parse", parsed.ok() ? "" : parsed.error->ToString(),
               kModule);
     }
-    ModuleInput loaded;
+    dump::ModuleInput loaded;
     loaded.path = "<fuzz>/module_0000.fuzz_companion.cpu_after_optimizations.txt";
     loaded.stage = "after_optimizations";
     loaded.module = std::move(parsed.modules[0]);
     return loaded;
   }();
-  input.buffer_assignment_path.clear();
-  input.live_range_path.clear();
-  input.memory_usage_report_path.clear();
-  input.memory_analysis_path.clear();
+  input.files = {};
   return input;
 }
 
@@ -145,7 +145,7 @@ const std::string& TempPath() {
   static const std::string path = [] {
     const char* dir = std::getenv("TMPDIR");
     std::string name = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                       "/spmdsim_companion_fuzz_XXXXXX";
+                       "/spmdsim_command_inputs_fuzz_XXXXXX";
     const int fd = mkstemp(name.data());
     if (fd < 0) Failure("mkstemp", name, "");
     close(fd);
@@ -166,9 +166,9 @@ void WriteTemp(std::string_view contents) {
 // As `analyze` loads the companion files of a module and renders what it read.
 void LoadAsCompanion(int reader, std::string_view file) {
   WriteTemp(file);
-  ModuleInput& input = Input();
-  std::string* paths[] = {&input.buffer_assignment_path, &input.live_range_path,
-                          &input.memory_usage_report_path, &input.memory_analysis_path};
+  dump::ModuleInput& input = Input();
+  std::string* paths[] = {&input.files.buffer_assignment, &input.files.live_range,
+                          &input.files.memory_usage_report, &input.files.memory_analysis};
   *paths[reader] = TempPath();
   const MemoryReport report = BuildMemoryReport(input, {});
   // The loader gunzips what starts with the gzip magic; other text must load as it parsed.
@@ -187,11 +187,10 @@ void LoadAsCompanion(int reader, std::string_view file) {
 }
 
 void ReadMemoryFile(int reader, std::string_view file) {
-  std::string error;
   bool accepted = false;
   switch (reader) {
     case 0:
-      if (const auto parsed = ParseXlaBufferAssignment(file, error)) {
+      if (const auto parsed = dump::ParseXlaBufferAssignment(file)) {
         accepted = true;
         Use(parsed->ArgumentBytes());
         Use(parsed->OutputBytes());
@@ -203,16 +202,16 @@ void ReadMemoryFile(int reader, std::string_view file) {
       }
       break;
     case 1:
-      if (const auto parsed = ParseXlaLiveRange(file, error)) {
+      if (const auto parsed = dump::ParseXlaLiveRange(file)) {
         accepted = true;
         Use(parsed->peak_live_bytes);
       }
       break;
     case 2:
-      accepted = ParseXlaMemoryUsageReport(file, error).has_value();
+      accepted = dump::ParseXlaMemoryUsageReport(file).ok();
       break;
     case 3:
-      if (const auto parsed = ParseXlaMemoryAnalysis(file, error)) {
+      if (const auto parsed = dump::ParseXlaMemoryAnalysis(file)) {
         accepted = true;
         Use(parsed->PeakBytes());
       }

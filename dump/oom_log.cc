@@ -1,18 +1,16 @@
-#include "analyzer/oom_log.h"
+#include "dump/oom_log.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "analyzer/human_units.h"
-#include "analyzer/oom_rng.h"
-#include "analyzer/oom_sizes.h"
+#include "dump/size_text.h"
 
-namespace spmdsim::analyzer {
+namespace spmdsim::dump {
 namespace {
 
 // An Operator line that a terminal wrapped is joined again, up to this many lines.
 constexpr int kMaxOperatorContinuation = 64;
-// Log lines kept in OomReport::header.
+// Log lines kept in OomMessage::header.
 constexpr size_t kMaxHeaderLines = 16;
 
 std::string_view Trim(std::string_view s) {
@@ -84,7 +82,7 @@ struct MessageFigures {
 
 struct Listing {
   int64_t line = 0;
-  std::vector<OomBuffer> entries;
+  std::vector<OomLogBuffer> entries;
   MessageFigures figures;
 };
 
@@ -105,7 +103,7 @@ void Complete(MessageFigures& into, const MessageFigures& from) {
   if (into.stats.empty()) into.stats = from.stats;
 }
 
-bool SameEntry(const OomBuffer& a, const OomBuffer& b) {
+bool SameEntry(const OomLogBuffer& a, const OomLogBuffer& b) {
   return a.number == b.number && a.size_text == b.size_text && a.operator_text == b.operator_text &&
          a.label == b.label && a.shape == b.shape && a.entry_parameter == b.entry_parameter &&
          a.allocation_type == b.allocation_type && a.unpadded_size_text == b.unpadded_size_text;
@@ -206,7 +204,7 @@ class OomLogParser {
     }
     listing_closed_ = false;
     block_.clear();
-    OomBuffer entry;
+    OomLogBuffer entry;
     entry.number = *number;
     entry.line = line_number_;
     entry.size_text = size_text;
@@ -216,7 +214,7 @@ class OomLogParser {
   }
 
   bool EntryField(std::string_view line) {
-    OomBuffer& b = *current_;
+    OomLogBuffer& b = *current_;
     if (auto v = After(line, "Size:")) {
       b.size_text = std::string(*v);
     } else if (auto op = After(line, "Operator:")) {
@@ -259,7 +257,7 @@ class OomLogParser {
   }
 
   void ParseOperator() {
-    OomBuffer& b = *current_;
+    OomLogBuffer& b = *current_;
     b.op_type = Field(b.operator_text, "op_type");
     b.op_name = Field(b.operator_text, "op_name");
     b.source_file = Field(b.operator_text, "source_file");
@@ -437,8 +435,8 @@ class OomLogParser {
   void CloseListing() {
     current_ = nullptr;
     continuing_ = 0;
-    std::vector<OomBuffer> sized;
-    for (OomBuffer& b : open_.entries) {
+    std::vector<OomLogBuffer> sized;
+    for (OomLogBuffer& b : open_.entries) {
       if (!b.size_text.empty()) sized.push_back(std::move(b));
     }
     open_.entries = std::move(sized);
@@ -449,10 +447,10 @@ class OomLogParser {
   std::string_view text_;
   int64_t line_number_ = 0;
   std::vector<Listing> listings_;
-  Listing open_;                  // the listing being read
-  MessageFigures pending_;        // figures seen since the last listing started
-  OomBuffer* current_ = nullptr;  // the entry being read, in open_
-  int continuing_ = 0;            // lines an unterminated Operator may still take
+  Listing open_;                     // the listing being read
+  MessageFigures pending_;           // figures seen since the last listing started
+  OomLogBuffer* current_ = nullptr;  // the entry being read, in open_
+  int continuing_ = 0;               // lines an unterminated Operator may still take
   bool listing_closed_ = false;
   std::string block_;  // the block of figures being read
   std::vector<std::string> header_;
@@ -460,49 +458,44 @@ class OomLogParser {
 
 }  // namespace
 
-std::optional<OomReport> ParseOomLog(std::string_view text, std::string& error,
-                                     const OomOptions& options) {
+DumpResult<OomLog> ReadOomLog(std::string_view text) {
   OomLogParser parser(text);
   parser.Run();
   std::vector<Listing>& listings = parser.Listings();
   if (listings.empty()) {
-    error =
+    return DumpError{
+        DumpErrorKind::kParse, "",
         "no peak-buffer entries with a size found (XLA:GPU/CPU \"Buffer N:\" with \"Size:\", or "
         "XLA:TPU \"N. Size:\"); paste the part of XLA's out-of-memory message that lists the "
-        "peak buffers (\"BufferAssignment OOM Debugging\" or \"Largest program allocations\")";
-    return std::nullopt;
+        "peak buffers (\"BufferAssignment OOM Debugging\" or \"Largest program allocations\")"};
   }
-  OomReport report;
-  report.header = std::move(parser.Header());
+  OomLog log;
+  log.header = std::move(parser.Header());
   Listing primary = std::move(listings.front());
   for (size_t i = 1; i < listings.size(); ++i) {
     Listing& later = listings[i];
     if (SameListing(primary, later)) {
-      ++report.repeats_skipped;
-      report.repeat_lines.push_back(later.line);
+      ++log.repeats_skipped;
+      log.repeat_lines.push_back(later.line);
       if (later.entries.size() > primary.entries.size()) primary.entries = later.entries;
       Complete(primary.figures, later.figures);
     } else {
-      report.notes.push_back("a different listing of " + std::to_string(later.entries.size()) +
-                             " buffers starts at line " + std::to_string(later.line) +
-                             "; only the first listing of a log is read (paste the other alone "
-                             "to read it)");
+      log.notes.push_back("a different listing of " + std::to_string(later.entries.size()) +
+                          " buffers starts at line " + std::to_string(later.line) +
+                          "; only the first listing of a log is read (paste the other alone "
+                          "to read it)");
     }
   }
   MessageFigures& figures = primary.figures;
-  report.format = figures.format.empty() ? "buffer-assignment" : figures.format;
-  report.message = figures.message;
-  report.failed_allocation_bytes = figures.failed_bytes;
-  report.failed_allocation_exact = figures.failed_exact;
-  report.failed_allocation_text = figures.failed_text;
-  report.capacity = figures.capacity;
-  report.stats = std::move(figures.stats);
-  report.buffers = std::move(primary.entries);
-  ResolveOomSizes(report);
-  ClassifyOomRandomBuffers(report);
-  CategorizeOomBuffers(report);
-  AddOomRngWhatIf(report, options);
-  return report;
+  log.format = figures.format.empty() ? "buffer-assignment" : figures.format;
+  log.message = figures.message;
+  log.failed_allocation_bytes = figures.failed_bytes;
+  log.failed_allocation_exact = figures.failed_exact;
+  log.failed_allocation_text = figures.failed_text;
+  log.capacity = figures.capacity;
+  log.stats = std::move(figures.stats);
+  log.buffers = std::move(primary.entries);
+  return log;
 }
 
-}  // namespace spmdsim::analyzer
+}  // namespace spmdsim::dump

@@ -1,14 +1,14 @@
-// The OOM reader (analyzer/oom_log.h) on the logs of testdata/oom/: the PaliGemma GPU message
+// The OOM reader (analyzer/oom_report.h) on the logs of testdata/oom/: the PaliGemma GPU message
 // pasted with its traceback copy, the TPU hbm message, and hostile text. Every figure asserted
 // is computed from the fixture's shapes (f32[5104,257152] is 5104 x 257152 x 4 B).
-#include "analyzer/oom_log.h"
+#include "analyzer/oom_report.h"
 
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
 
-#include "analyzer/input_loader.h"
 #include "analyzer/oom_sizes.h"
+#include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -24,16 +24,16 @@ constexpr int64_t kTuple = 2 * 8;  // (f32[...], s8[...]): two 8-byte pointers
 
 OomReport Parse(const std::string& name, const OomOptions& options = {}) {
   std::string error;
-  const std::optional<std::string> text =
-      ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/oom/" + name, error);
+  const dump::DumpResult<std::string> text =
+      dump::ReadFileContents(std::string(SPMDSIM_TESTDATA_DIR) + "/oom/" + name);
   REQUIRE(text);
   std::optional<OomReport> report = ParseOomLog(*text, error, options);
   REQUIRE(report);
   return std::move(*report);
 }
 
-const OomFigure* Figure(const OomReport& report, const std::string& name) {
-  for (const OomFigure& f : report.stats) {
+const dump::OomFigure* Figure(const OomReport& report, const std::string& name) {
+  for (const dump::OomFigure& f : report.stats) {
     if (f.name == name) return &f;
   }
   return nullptr;
@@ -126,7 +126,8 @@ TEST_CASE("oom tpu listing: capacity figures padded sizes allocation types") {
   CHECK(report.capacity.exceeded_text == "5.06G");
   CHECK(report.capacity.exceeded_bytes == 5433133629);
   std::map<std::string, std::string> stats;
-  for (const OomFigure& f : report.stats) stats[f.block + ": " + f.name] = f.text + " " + f.detail;
+  for (const dump::OomFigure& f : report.stats)
+    stats[f.block + ": " + f.name] = f.text + " " + f.detail;
   CHECK(stats["Total hbm usage: total"] == "21.06G ");
   CHECK(stats["Total hbm usage: reserved"] == "530.00M ");
   CHECK(stats["Total hbm usage: arguments"] == "0B ");

@@ -1,11 +1,11 @@
 // Readers of XLA's memory files on excerpts in the formats testdata/README.md documents, and on
 // text that is not such a file.
-#include "analyzer/xla_memory_files.h"
+#include "dump/xla_memory_files.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 
-namespace spmdsim::analyzer {
+namespace spmdsim::dump {
 namespace {
 
 TEST_CASE("buffer assignment: allocations, flags, values and the memory_analysis() terms") {
@@ -25,8 +25,7 @@ allocation 5: size 1388344, preallocated-temp:
  value: <6408 copy.188 @0> (size=4,offset=1384384): s32[]
  value: <8100 while.978{3} (phi) @0> (size=4,offset=1385152): u32[]
 )";
-  std::string error;
-  const auto parsed = ParseXlaBufferAssignment(kText, error);
+  const auto parsed = ParseXlaBufferAssignment(kText);
   REQUIRE(parsed);
   REQUIRE(parsed->allocations.size() == 6);
   const auto& a0 = parsed->allocations[0];
@@ -65,8 +64,7 @@ TEST_CASE("live range: sequence, ranges and the listing at the peak") {
   Stack trace breakdown for peak usage: 65 540 bytes
     main (100.0%, total: 65 540 bytes, current: 0 bytes, remaining: 65 540 bytes)
 )";
-  std::string error;
-  const auto parsed = ParseXlaLiveRange(kText, error);
+  const auto parsed = ParseXlaLiveRange(kText);
   REQUIRE(parsed);
   CHECK(parsed->max_time == 3);
   CHECK(parsed->sequence == std::vector<std::string>{"partition-id.38", "param.38", "tuple.420"});
@@ -79,12 +77,10 @@ TEST_CASE("live range: sequence, ranges and the listing at the peak") {
 }
 
 TEST_CASE("memory usage report and memory_analysis.json") {
-  std::string error;
   const auto report = ParseXlaMemoryUsageReport(R"(Memory Space: default (color=0)
 Total bytes: 2980324 (2.84MiB)
   cumulative_size;       size;       offset; used_by_n_values; shapes_list
-)",
-                                                error);
+)");
   REQUIRE(report);
   REQUIRE(report->spaces.size() == 1);
   CHECK(report->spaces[0].name == "default");
@@ -92,24 +88,24 @@ Total bytes: 2980324 (2.84MiB)
 
   const auto analysis = ParseXlaMemoryAnalysis(
       R"({"alias_size_in_bytes": 4, "argument_size_in_bytes": 10, "output_size_in_bytes": 6,
-          "temp_size_in_bytes": 100})",
-      error);
+          "temp_size_in_bytes": 100})");
   REQUIRE(analysis);
   CHECK(analysis->PeakBytes() == 10 + 6 - 4 + 100);
 }
 
 TEST_CASE("text in another format is refused with a reason") {
-  std::string error;
-  CHECK_FALSE(ParseXlaBufferAssignment("HloModule m\n", error));
-  CHECK(error.find("buffer-assignment") != std::string::npos);
-  CHECK_FALSE(ParseXlaLiveRange("allocation 0: size 4\n", error));
-  CHECK_FALSE(ParseXlaMemoryUsageReport("", error));
-  CHECK_FALSE(ParseXlaMemoryAnalysis("[1, 2]", error));
-  CHECK_FALSE(ParseXlaMemoryAnalysis("{\"x\": 1}", error));
-  CHECK_FALSE(ParseXlaBufferAssignment("allocation x: size 4\n", error));
+  const auto not_assignment = ParseXlaBufferAssignment("HloModule m\n");
+  REQUIRE_FALSE(not_assignment);
+  CHECK(not_assignment.error().kind == DumpErrorKind::kParse);
+  CHECK(not_assignment.error().message.find("buffer-assignment") != std::string::npos);
+  CHECK_FALSE(ParseXlaLiveRange("allocation 0: size 4\n"));
+  CHECK_FALSE(ParseXlaMemoryUsageReport(""));
+  CHECK_FALSE(ParseXlaMemoryAnalysis("[1, 2]"));
+  CHECK_FALSE(ParseXlaMemoryAnalysis("{\"x\": 1}"));
+  CHECK_FALSE(ParseXlaBufferAssignment("allocation x: size 4\n"));
 }
 
-// Found by analyzer/companion_files_fuzzer.cc: the totals of hostile files overflowed int64.
+// Found by the companion files fuzzer: the totals of hostile files overflowed int64.
 TEST_CASE("buffer assignment: totals saturate at INT64_MAX and negative sizes are refused") {
   constexpr std::string_view kHuge =
       R"(allocation 0: size 9223372036854775807, parameter 0, maybe-live-out:
@@ -117,20 +113,21 @@ allocation 1: size 9223372036854775807, parameter 1, maybe-live-out:
 allocation 2: size 9223372036854775807, preallocated-temp:
 allocation 3: size 9223372036854775807, preallocated-temp:
 )";
-  std::string error;
-  const auto parsed = ParseXlaBufferAssignment(kHuge, error);
+  const auto parsed = ParseXlaBufferAssignment(kHuge);
   REQUIRE(parsed);
   CHECK(parsed->ArgumentBytes() == INT64_MAX);
   CHECK(parsed->OutputBytes() == INT64_MAX);
   CHECK(parsed->AliasBytes() == INT64_MAX);
   CHECK(parsed->TempBytes() == INT64_MAX);
 
-  CHECK_FALSE(
-      ParseXlaBufferAssignment("allocation 0: size -9223372036854775808, parameter 0:\n", error));
-  CHECK(error == "line 1: unreadable allocation line");
-  CHECK_FALSE(ParseXlaBufferAssignment(
-      "allocation 0: size 8, parameter 0:\n value: <1 p @0> (size=-8,offset=0): u32[2]\n", error));
-  CHECK(error == "line 2: unreadable value line");
+  const auto negative =
+      ParseXlaBufferAssignment("allocation 0: size -9223372036854775808, parameter 0:\n");
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().message == "line 1: unreadable allocation line");
+  const auto negative_value = ParseXlaBufferAssignment(
+      "allocation 0: size 8, parameter 0:\n value: <1 p @0> (size=-8,offset=0): u32[2]\n");
+  REQUIRE_FALSE(negative_value);
+  CHECK(negative_value.error().message == "line 2: unreadable value line");
 }
 
 TEST_CASE("live range: the total live at the peak saturates at INT64_MAX") {
@@ -140,33 +137,29 @@ TEST_CASE("live range: the total live at the peak saturates at INT64_MAX") {
     b{}: 9223372036854775807 bytes (cumulative: 9223372036854775807 bytes)
     c{}: -5 bytes (cumulative: 0 bytes)
 )";
-  std::string error;
-  const auto parsed = ParseXlaLiveRange(kText, error);
+  const auto parsed = ParseXlaLiveRange(kText);
   REQUIRE(parsed);
   CHECK(parsed->live_at_peak.size() == 2);  // the negative entry is not a size
   CHECK(parsed->peak_live_bytes == INT64_MAX);
 }
 
 TEST_CASE("memory_analysis.json: the peak saturates and values past INT64_MAX are left out") {
-  std::string error;
   const auto huge = ParseXlaMemoryAnalysis(
       R"({"argument_size_in_bytes": 9223372036854775807, "output_size_in_bytes": 1,
-          "alias_size_in_bytes": -9223372036854775808, "temp_size_in_bytes": 9223372036854775807})",
-      error);
+          "alias_size_in_bytes": -9223372036854775808, "temp_size_in_bytes": 9223372036854775807})");
   REQUIRE(huge);
   CHECK(huge->PeakBytes() == INT64_MAX);
   const auto low = ParseXlaMemoryAnalysis(
       R"({"argument_size_in_bytes": -9223372036854775808, "output_size_in_bytes": 0,
-          "alias_size_in_bytes": 9223372036854775807, "temp_size_in_bytes": 0})",
-      error);
+          "alias_size_in_bytes": 9223372036854775807, "temp_size_in_bytes": 0})");
   REQUIRE(low);
   CHECK(low->PeakBytes() == INT64_MIN);
   const auto unsigned_field = ParseXlaMemoryAnalysis(
-      R"({"argument_size_in_bytes": 18446744073709551615, "temp_size_in_bytes": 7})", error);
+      R"({"argument_size_in_bytes": 18446744073709551615, "temp_size_in_bytes": 7})");
   REQUIRE(unsigned_field);
   CHECK(unsigned_field->fields.count("argument_size_in_bytes") == 0);
   CHECK(unsigned_field->PeakBytes() == 7);
 }
 
 }  // namespace
-}  // namespace spmdsim::analyzer
+}  // namespace spmdsim::dump

@@ -1,15 +1,19 @@
-#include "analyzer/xla_memory_files.h"
+#include "dump/xla_memory_files.h"
 
 #include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "analyzer/input_loader.h"
+#include "dump/file_reader.h"
 #include "ir/checked_math.h"
 
-namespace spmdsim::analyzer {
+namespace spmdsim::dump {
 
 namespace {
+
+DumpError ParseFailure(std::string message) {
+  return DumpError{DumpErrorKind::kParse, "", std::move(message)};
+}
 
 // Splits text into lines without copying.
 std::vector<std::string_view> Lines(std::string_view text) {
@@ -149,8 +153,7 @@ int64_t XlaBufferAssignment::TempBytes() const {
   return total;
 }
 
-std::optional<XlaBufferAssignment> ParseXlaBufferAssignment(std::string_view text,
-                                                            std::string& error) {
+DumpResult<XlaBufferAssignment> ParseXlaBufferAssignment(std::string_view text) {
   XlaBufferAssignment result;
   size_t line_number = 0;
   for (std::string_view line : Lines(text)) {
@@ -158,28 +161,24 @@ std::optional<XlaBufferAssignment> ParseXlaBufferAssignment(std::string_view tex
     if (StartsWith(line, "allocation ")) {
       XlaBufferAssignment::Allocation allocation;
       if (!ParseAllocationLine(line, allocation)) {
-        error = "line " + std::to_string(line_number) + ": unreadable allocation line";
-        return std::nullopt;
+        return ParseFailure("line " + std::to_string(line_number) + ": unreadable allocation line");
       }
       result.allocations.push_back(std::move(allocation));
     } else if (StartsWith(line, " value: ")) {
       XlaBufferAssignment::Value value;
       if (result.allocations.empty() || !ParseValueLine(line, value)) {
-        error = "line " + std::to_string(line_number) + ": unreadable value line";
-        return std::nullopt;
+        return ParseFailure("line " + std::to_string(line_number) + ": unreadable value line");
       }
       result.allocations.back().values.push_back(std::move(value));
     }
   }
   if (result.allocations.empty()) {
-    error = "no 'allocation N: size S' lines: not an XLA buffer-assignment file";
-    return std::nullopt;
+    return ParseFailure("no 'allocation N: size S' lines: not an XLA buffer-assignment file");
   }
   return result;
 }
 
-std::optional<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(std::string_view text,
-                                                              std::string& error) {
+DumpResult<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(std::string_view text) {
   XlaMemoryUsageReport result;
   for (std::string_view line : Lines(text)) {
     if (StartsWith(line, "Memory Space: ")) {
@@ -194,13 +193,12 @@ std::optional<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(std::string_view t
     }
   }
   if (result.spaces.empty()) {
-    error = "no 'Memory Space:' section: not an XLA memory-usage report";
-    return std::nullopt;
+    return ParseFailure("no 'Memory Space:' section: not an XLA memory-usage report");
   }
   return result;
 }
 
-std::optional<XlaLiveRange> ParseXlaLiveRange(std::string_view text, std::string& error) {
+DumpResult<XlaLiveRange> ParseXlaLiveRange(std::string_view text) {
   XlaLiveRange result;
   enum class Section { kNone, kSequence, kRanges, kPeak, kDone } section = Section::kNone;
   bool header = false;
@@ -265,8 +263,7 @@ std::optional<XlaLiveRange> ParseXlaLiveRange(std::string_view text, std::string
     }
   }
   if (!header) {
-    error = "no 'HloLiveRange (max N):' header: not an XLA live-range file";
-    return std::nullopt;
+    return ParseFailure("no 'HloLiveRange (max N):' header: not an XLA live-range file");
   }
   return result;
 }
@@ -283,11 +280,10 @@ int64_t XlaMemoryAnalysis::PeakBytes() const {
                            Field("temp_size_in_bytes"));
 }
 
-std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, std::string& error) {
+DumpResult<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text) {
   const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
-    error = "not a JSON object";
-    return std::nullopt;
+    return ParseFailure("not a JSON object");
   }
   XlaMemoryAnalysis result;
   for (const auto& [key, value] : json.items()) {
@@ -299,8 +295,7 @@ std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, s
     if (value.is_number_integer()) result.fields[key] = value.get<int64_t>();
   }
   if (!result.fields.count("temp_size_in_bytes")) {
-    error = "no temp_size_in_bytes field: not a saved memory_analysis()";
-    return std::nullopt;
+    return ParseFailure("no temp_size_in_bytes field: not a saved memory_analysis()");
   }
   return result;
 }
@@ -308,33 +303,30 @@ std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, s
 namespace {
 
 template <typename T, typename Parse>
-std::optional<T> LoadWith(const std::string& path, std::string& error, Parse parse) {
-  std::optional<std::string> text = ReadFileContents(path, error);
-  if (!text) return std::nullopt;
-  std::optional<T> result = parse(*text, error);
-  if (!result) error = path + ": " + error;
+DumpResult<T> LoadWith(const std::string& path, Parse parse) {
+  DumpResult<std::string> text = ReadFileContents(path);
+  if (!text) return text.error();
+  DumpResult<T> result = parse(*text);
+  if (!result) return DumpError{DumpErrorKind::kParse, path, path + ": " + result.error().message};
   return result;
 }
 
 }  // namespace
 
-std::optional<XlaBufferAssignment> LoadXlaBufferAssignment(const std::string& path,
-                                                           std::string& error) {
-  return LoadWith<XlaBufferAssignment>(path, error, ParseXlaBufferAssignment);
+DumpResult<XlaBufferAssignment> LoadXlaBufferAssignment(const std::string& path) {
+  return LoadWith<XlaBufferAssignment>(path, ParseXlaBufferAssignment);
 }
 
-std::optional<XlaMemoryUsageReport> LoadXlaMemoryUsageReport(const std::string& path,
-                                                             std::string& error) {
-  return LoadWith<XlaMemoryUsageReport>(path, error, ParseXlaMemoryUsageReport);
+DumpResult<XlaMemoryUsageReport> LoadXlaMemoryUsageReport(const std::string& path) {
+  return LoadWith<XlaMemoryUsageReport>(path, ParseXlaMemoryUsageReport);
 }
 
-std::optional<XlaLiveRange> LoadXlaLiveRange(const std::string& path, std::string& error) {
-  return LoadWith<XlaLiveRange>(path, error, ParseXlaLiveRange);
+DumpResult<XlaLiveRange> LoadXlaLiveRange(const std::string& path) {
+  return LoadWith<XlaLiveRange>(path, ParseXlaLiveRange);
 }
 
-std::optional<XlaMemoryAnalysis> LoadXlaMemoryAnalysis(const std::string& path,
-                                                       std::string& error) {
-  return LoadWith<XlaMemoryAnalysis>(path, error, ParseXlaMemoryAnalysis);
+DumpResult<XlaMemoryAnalysis> LoadXlaMemoryAnalysis(const std::string& path) {
+  return LoadWith<XlaMemoryAnalysis>(path, ParseXlaMemoryAnalysis);
 }
 
-}  // namespace spmdsim::analyzer
+}  // namespace spmdsim::dump

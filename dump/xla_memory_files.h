@@ -18,18 +18,20 @@
 //   memory_analysis.json        {"argument_size_in_bytes": ..., "temp_size_in_bytes": ...}
 //                               (tools/gen_dumps.py saves compiled.memory_analysis() like this)
 //
-// Each Parse* function takes the file's text and returns nullopt with `error` set when the text
-// is not in the expected format; Load* read a path (plain or gzipped) first.
+// Each Parse* function takes the file's text; when the text is not in the expected format it
+// returns a kParse DumpError whose message says why ("line 3: unreadable allocation line"). Load*
+// read a path (plain or gzipped, dump/file_reader.h) first; their errors name the path.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace spmdsim::analyzer {
+#include "dump/dump_error.h"
+
+namespace spmdsim::dump {
 
 struct XlaBufferAssignment {
   struct Value {
@@ -94,18 +96,14 @@ struct XlaMemoryAnalysis {
   int64_t PeakBytes() const;  // argument + output - alias + temp
 };
 
-std::optional<XlaBufferAssignment> ParseXlaBufferAssignment(std::string_view text,
-                                                            std::string& error);
-std::optional<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(std::string_view text,
-                                                              std::string& error);
-std::optional<XlaLiveRange> ParseXlaLiveRange(std::string_view text, std::string& error);
-std::optional<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text, std::string& error);
+DumpResult<XlaBufferAssignment> ParseXlaBufferAssignment(std::string_view text);
+DumpResult<XlaMemoryUsageReport> ParseXlaMemoryUsageReport(std::string_view text);
+DumpResult<XlaLiveRange> ParseXlaLiveRange(std::string_view text);
+DumpResult<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text);
 
-std::optional<XlaBufferAssignment> LoadXlaBufferAssignment(const std::string& path,
-                                                           std::string& error);
-std::optional<XlaMemoryUsageReport> LoadXlaMemoryUsageReport(const std::string& path,
-                                                             std::string& error);
-std::optional<XlaLiveRange> LoadXlaLiveRange(const std::string& path, std::string& error);
-std::optional<XlaMemoryAnalysis> LoadXlaMemoryAnalysis(const std::string& path, std::string& error);
+DumpResult<XlaBufferAssignment> LoadXlaBufferAssignment(const std::string& path);
+DumpResult<XlaMemoryUsageReport> LoadXlaMemoryUsageReport(const std::string& path);
+DumpResult<XlaLiveRange> LoadXlaLiveRange(const std::string& path);
+DumpResult<XlaMemoryAnalysis> LoadXlaMemoryAnalysis(const std::string& path);
 
-}  // namespace spmdsim::analyzer
+}  // namespace spmdsim::dump
