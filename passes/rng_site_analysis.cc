@@ -15,6 +15,8 @@
 #include "ir/device_count.h"
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
+#include "passes/partition_offsets.h"
+#include "passes/threefry_hashes.h"
 
 namespace spmdsim::passes {
 namespace {
@@ -27,12 +29,10 @@ using ir::SaturatingAdd;
 
 // Depth limit for the backward walks over operands (hostile input must not overflow the stack).
 constexpr int kMaxWalkDepth = 256;
-// The rotation amounts of threefry's two round groups (REFERENCE §1).
-constexpr int64_t kRotations[] = {13, 15, 26, 6, 17, 29, 16, 24};
 // Values this small are keys, key schedules and rotation vectors, not random tensors.
 constexpr int64_t kKeySizedElements = 16;
 // Rotations an unrolled hash performs (20 rounds).
-constexpr int kUnrolledShifts = 20;
+constexpr int kUnrolledShifts = kThreefryRounds;
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
@@ -57,41 +57,6 @@ bool IsThreefryLoopState(const ir::Shape& shape) {
     if (!IsU32Array(e[i]) || e[i].dims() != std::vector<int64_t>{4}) return false;
   }
   return true;
-}
-
-// Calls `visit` on every instruction of `computation` and of the computations it calls (fusion
-// bodies included), once per call: a helper called from 20 places is seen 20 times, as the
-// rotation counts below need. The recursion is as deep as the call graph (at most
-// ir::kMaxCallNesting); a budget of visits bounds call DAGs, which have exponentially many paths.
-void ForEachNested(const HloComputation* computation,
-                   const std::function<void(const HloInstruction*)>& visit) {
-  constexpr int64_t kMaxVisits = int64_t{1} << 20;
-  int64_t visits = 0;
-  std::function<void(const HloComputation*)> walk = [&](const HloComputation* c) {
-    if (c == nullptr) return;
-    for (const HloInstruction* instr : c->instructions) {
-      if (++visits > kMaxVisits) return;
-      visit(instr);
-      for (const ir::CalledComputation& called : instr->called_computations()) {
-        walk(called.computation);
-      }
-    }
-  };
-  walk(computation);
-}
-
-// The scalar integer a constant (or broadcast of a constant) holds, if it is one.
-std::optional<int64_t> ScalarConstant(const HloInstruction* instr) {
-  if (instr->opcode == Opcode::kBroadcast && instr->operands.size() == 1) {
-    instr = instr->operands[0];
-  }
-  if (instr->opcode != Opcode::kConstant || instr->shape.ElementCount() != 1) return std::nullopt;
-  std::string_view text = instr->payload;
-  while (!text.empty() && (text.front() == '{' || text.front() == ' ')) text.remove_prefix(1);
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc()) return std::nullopt;
-  return value;
 }
 
 // The integers of a constant array payload "{0, 0, 1, 1}".
@@ -120,13 +85,9 @@ std::pair<int, int> RotationShifts(const HloComputation* computation) {
   int shifts = 0;
   std::set<int64_t> amounts;
   ForEachNested(computation, [&](const HloInstruction* instr) {
-    if (instr->opcode != Opcode::kShiftLeft || instr->operands.size() != 2) return;
-    const std::optional<int64_t> amount = ScalarConstant(instr->operands[1]);
-    if (!amount) return;
-    if (std::find(std::begin(kRotations), std::end(kRotations), *amount) != std::end(kRotations)) {
-      ++shifts;
-      amounts.insert(*amount);
-    }
+    if (!IsRotationShift(instr)) return;
+    ++shifts;
+    amounts.insert(*ScalarConstant(instr->operands[1]));
   });
   return {shifts, static_cast<int>(amounts.size())};
 }
@@ -136,12 +97,7 @@ std::pair<int, int> RotationShifts(const HloComputation* computation) {
 const ir::Shape* HashLaneShape(const HloComputation* computation) {
   const ir::Shape* lane = nullptr;
   ForEachNested(computation, [&](const HloInstruction* instr) {
-    if (instr->opcode != Opcode::kShiftLeft || instr->operands.size() != 2) return;
-    const std::optional<int64_t> amount = ScalarConstant(instr->operands[1]);
-    if (!amount ||
-        std::find(std::begin(kRotations), std::end(kRotations), *amount) == std::end(kRotations)) {
-      return;
-    }
+    if (!IsRotationShift(instr)) return;
     // The widest: a fused key derivation (fold_in) hashes scalars beside the bits.
     if (lane == nullptr || instr->shape.ElementCount() > lane->ElementCount()) {
       lane = &instr->shape.get();
@@ -363,6 +319,15 @@ struct SiteWork {
   bool via_calls = false;
   // Members computed before the backward pass starts and read after (key residuals).
   std::set<const HloInstruction*> crossing;
+  // A fusion hashing several draws (passes/threefry_hashes.h) is the anchor of a site per hash;
+  // each site owns the fusion's outputs computed from its hash.
+  bool shares_anchor = false;
+  const ir::Shape* lanes = nullptr;  // the hash's lanes, when known
+  std::vector<int64_t> outputs;      // shares_anchor: the fusion outputs it owns
+  // shares_anchor: per owned output, the fusion parameters it reads.
+  std::vector<std::vector<int64_t>> output_parameters;
+  // Other fusions holding rounds of the hash (its first rounds; copies of its last rounds).
+  std::vector<const HloInstruction*> holders;
 };
 
 class RngSiteFinder {
@@ -374,13 +339,22 @@ class RngSiteFinder {
 
  private:
   void FindAnchors();
+  // `own_op_name`: the hash's op_name when it differs from the anchor's (a fused hash).
   void AddSite(const HloInstruction* anchor, std::string kind, const std::string& context = "",
-               const HloInstruction* context_call = nullptr);
+               const HloInstruction* context_call = nullptr, std::string_view own_op_name = {});
+  // A site per draw hashed in a fusion (one draw: the fusion's site, named after its hash).
+  void AddDrawSites(const std::vector<const ThreefryDraw*>& draws);
+  // Whether `user` reads what the site hands over from `member` (a site sharing its anchor reads
+  // only its own outputs of it).
+  bool ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
+                      const HloInstruction* user) const;
   std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
   std::string CounterMode(const SiteWork& work);
   int64_t PartitionShards(const SiteWork& work);
+  int64_t EvaluatedShards(const SiteWork& work);
+  int64_t TableShards(const SiteWork& work);
   const HloInstruction* PartitionDependency(const HloInstruction* instr, int depth,
                                             std::unordered_set<const HloInstruction*>& seen);
   void CollectMembers();
@@ -391,7 +365,27 @@ class RngSiteFinder {
   void Findings(RngSiteResult& result);
   // False for a fused hash whose fusion also holds the consumer (its output is not random).
   bool BitsLeave(const SiteWork& work) {
-    return work.anchor->opcode != Opcode::kFusion || RandomOnly(work.anchor);
+    if (work.anchor->opcode != Opcode::kFusion) return true;
+    if (!work.shares_anchor) return RandomOnly(work.anchor);
+    for (const int64_t output : work.outputs) {
+      if (OutputIsRandom(work, output)) return true;
+    }
+    return false;
+  }
+  // A site sharing its anchor: whether the fusion output it owns is computed from random-only
+  // operands.
+  bool OutputIsRandom(const SiteWork& work, int64_t output) {
+    for (size_t i = 0; i < work.outputs.size() && i < work.output_parameters.size(); ++i) {
+      if (work.outputs[i] != output) continue;
+      for (const int64_t p : work.output_parameters[i]) {
+        if (p >= 0 && p < static_cast<int64_t>(work.anchor->operands.size()) &&
+            !RandomOnly(work.anchor->operands[p])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    return false;
   }
   void FindBackwardStarts();
   bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
@@ -404,6 +398,8 @@ class RngSiteFinder {
   // The wrapper calls XLA:CPU put sites in (xla_cpu_small_call), to the site each wraps.
   std::unordered_map<const HloInstruction*, int> wrapper_of_;
   std::unordered_map<const HloComputation*, std::vector<const HloInstruction*>> callers_;
+  // Fusions that anchor several sites: per output, the owning site (-1: none).
+  std::unordered_map<const HloInstruction*, std::vector<int>> shared_anchors_;
   // Scheduled modules: the position (in its computation) of each instruction, and per
   // computation the instruction where its backward pass starts.
   std::unordered_map<const HloInstruction*, int64_t> position_;
@@ -458,7 +454,8 @@ bool RngSiteFinder::CrossesIntoBackward(const HloInstruction* member,
 // (modules before optimizations call JAX's functions instead of inlining them); `context_call`
 // the innermost of them that carries a source line.
 void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
-                            const std::string& context, const HloInstruction* context_call) {
+                            const std::string& context, const HloInstruction* context_call,
+                            std::string_view own_op_name) {
   SiteWork work;
   work.anchor = anchor;
   work.home = HomeComputation(anchor);
@@ -466,8 +463,10 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
   work.site.kind = std::move(kind);
   std::string op_name = context;
-  if (!anchor->metadata().op_name.empty()) {
-    op_name += (op_name.empty() ? "" : "/") + std::string(anchor->metadata().op_name);
+  const std::string_view anchor_op_name =
+      own_op_name.empty() ? anchor->metadata().op_name : own_op_name;
+  if (!anchor_op_name.empty()) {
+    op_name += (op_name.empty() ? "" : "/") + std::string(anchor_op_name);
   }
   work.site.op_name = ir::CUnescape(op_name);  // the scope below matches the text as written
   // A fused hash is named after the fusion's root (".../jit(_uniform)/add", or the consumer it
@@ -534,7 +533,11 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
     // Counters are built inside the fusion (or arrive as its operands); the key is the operand of
     // a key's size. partition-id operands offset the counters of this device's slice.
     work.counters = {anchor};
+    // The key is what the key schedule's parity word is computed from; without one, the
+    // operands of a key's size.
+    work.keys = ThreefryKeyOperands(anchor);
     for (const HloInstruction* operand : anchor->operands) {
+      if (!work.keys.empty()) break;
       if (IsU32Array(operand->shape) && operand->shape.ElementCount() <= 4 &&
           operand->shape.rank() > 0) {
         work.keys.push_back(operand);
@@ -545,6 +548,57 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   }
   work.site.dtype = "u32";
   sites_.push_back(std::move(work));
+}
+
+void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) {
+  const HloInstruction* fusion = draws.front()->anchor;
+  if (draws.size() == 1) {
+    // The hash's own op_name names the draw; the fusion is named after its root, which may be
+    // the consumer fused in.
+    AddSite(fusion, "threefry-expanded", "", nullptr, draws[0]->last_rotation->metadata().op_name);
+    sites_.back().lanes = draws[0]->lanes;
+    sites_.back().holders = draws[0]->other_holders;
+    return;
+  }
+  const HloComputation* fused = fusion->Called("calls");
+  const std::vector<std::vector<int64_t>> parameters = RootParameters(fused);
+  const int64_t elements =
+      fusion->shape.IsTuple() ? static_cast<int64_t>(fusion->shape.tuple_shapes().size()) : 1;
+  // An output computed from several draws (bits keyed by a hash fused beside them, or a
+  // consumer of two draws fused in) goes to the draw of the widest lanes, then the first.
+  std::vector<int> owner(static_cast<size_t>(elements), -1);
+  for (size_t h = 0; h < draws.size(); ++h) {
+    for (const int64_t output : draws[h]->outputs) {
+      if (output < 0 || output >= elements) continue;
+      int& best = owner[output];
+      if (best < 0 || draws[h]->lanes->ElementCount() > draws[best]->lanes->ElementCount()) {
+        best = static_cast<int>(h);
+      }
+    }
+  }
+  for (size_t h = 0; h < draws.size(); ++h) {
+    AddSite(fusion, "threefry-expanded", "", nullptr, draws[h]->last_rotation->metadata().op_name);
+    SiteWork& work = sites_.back();
+    work.site.name += ":hash" + std::to_string(h + 1);
+    work.shares_anchor = true;
+    work.lanes = draws[h]->lanes;
+    work.holders = draws[h]->other_holders;
+    for (const int64_t output : draws[h]->outputs) {
+      if (output < 0 || output >= elements || owner[output] != static_cast<int>(h)) continue;
+      work.outputs.push_back(output);
+      if (output < static_cast<int64_t>(parameters.size())) {
+        work.output_parameters.push_back(parameters[output]);
+      }
+    }
+  }
+}
+
+bool RngSiteFinder::ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
+                                   const HloInstruction* user) const {
+  if (!work.shares_anchor || member != work.anchor) return true;
+  return user->opcode == Opcode::kGetTupleElement &&
+         std::find(work.outputs.begin(), work.outputs.end(), user->tuple_index) !=
+             work.outputs.end();
 }
 
 // The chains of `call` instructions that reach a computation from the entry, outermost first
@@ -618,6 +672,15 @@ void RngSiteFinder::FindAnchors() {
       sites_.back().via_calls = true;
     }
   };
+  // Unrolled hashes in fusions, by dataflow (passes/threefry_hashes.h).
+  const std::vector<ThreefryDraw> draws = FindThreefryDraws(module_);
+  std::map<const HloInstruction*, std::vector<const ThreefryDraw*>> draws_by_anchor;
+  std::set<const HloInstruction*> holders;
+  for (const ThreefryDraw& draw : draws) {
+    if (draw.anchor->opcode != Opcode::kFusion) continue;
+    draws_by_anchor[draw.anchor].push_back(&draw);
+    holders.insert(draw.other_holders.begin(), draw.other_holders.end());
+  }
   for (const HloComputation* computation : module_.computations) {
     if (computation->IsFusionComputation() || functions.count(computation) != 0) continue;
     const size_t first_site = sites_.size();
@@ -660,6 +723,13 @@ void RngSiteFinder::FindAnchors() {
           break;
         }
         case Opcode::kFusion: {
+          const auto anchored = draws_by_anchor.find(instr);
+          const bool chains = !module_.is_scheduled && !CallChains(instr->parent).empty();
+          if (anchored != draws_by_anchor.end() && !chains) {
+            AddDrawSites(anchored->second);
+            break;
+          }
+          if (holders.count(instr) != 0 && !chains) break;  // rounds of a draw anchored elsewhere
           const auto [shifts, amounts] = RotationShifts(instr->Called("calls"));
           if (shifts >= kUnrolledShifts && amounts == 8) add(instr, "threefry-expanded");
           break;
@@ -696,6 +766,15 @@ void RngSiteFinder::FindAnchors() {
   std::stable_sort(sites_.begin(), sites_.end(), [](const SiteWork& a, const SiteWork& b) {
     return a.anchor->id < b.anchor->id;
   });
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    const SiteWork& work = sites_[s];
+    if (!work.shares_anchor) continue;
+    std::vector<int>& owners = shared_anchors_[work.anchor];
+    const size_t elements =
+        work.anchor->shape.IsTuple() ? work.anchor->shape.tuple_shapes().size() : size_t{1};
+    owners.resize(elements, -1);
+    for (const int64_t output : work.outputs) owners[output] = static_cast<int>(s);
+  }
 }
 
 bool RngSiteFinder::RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth) {
@@ -823,6 +902,35 @@ std::string RngSiteFinder::CounterMode(const SiteWork& work) {
 // Shards of a partitionable site: the partition-id offset of its counters, read from a constant
 // table indexed by partition-id (distinct values) or partition-id itself (every device).
 int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
+  if (const int64_t slices = EvaluatedShards(work); slices > 0) return slices;
+  return TableShards(work);
+}
+
+// The device-position arithmetic that offsets the counters, evaluated on every device
+// (passes/partition_offsets.h); 0 when there is none or it cannot be evaluated. A key derived
+// from the device's position (shard_map) would be counted too, so such sites get 0.
+int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
+  if (!work.site.key_depends_on_partition) {
+    // A fusion builds its counters inside: its operands other than the key carry the offsets.
+    std::vector<const HloInstruction*> roots;
+    for (const HloInstruction* counter : work.counters) {
+      if (counter != work.anchor || counter->opcode != Opcode::kFusion) {
+        roots.push_back(counter);
+        continue;
+      }
+      for (const HloInstruction* operand : counter->operands) {
+        if (std::find(work.keys.begin(), work.keys.end(), operand) == work.keys.end()) {
+          roots.push_back(operand);
+        }
+      }
+    }
+    return DistinctDeviceSlices(DeviceOffsets(roots), module_.num_partitions,
+                                module_.replica_count);
+  }
+  return 0;
+}
+
+int64_t RngSiteFinder::TableShards(const SiteWork& work) {
   int64_t shards = 1;
   std::unordered_set<const HloInstruction*> seen;
   std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* counter,
@@ -929,11 +1037,23 @@ void RngSiteFinder::CollectMembers() {
   std::unordered_map<const HloComputation*, std::vector<int>> by_computation;
   for (size_t s = 0; s < sites_.size(); ++s) {
     by_computation[sites_[s].home].push_back(static_cast<int>(s));
-    site_of_[sites_[s].anchor] = static_cast<int>(s);
+    if (!sites_[s].shares_anchor) site_of_[sites_[s].anchor] = static_cast<int>(s);
+  }
+  // The elements taken out of a fusion that hashes several draws belong to the hash they come
+  // from.
+  for (const auto& [fusion, owners] : shared_anchors_) {
+    for (const HloInstruction* user : fusion->users) {
+      if (user->opcode != Opcode::kGetTupleElement || user->tuple_index < 0 ||
+          user->tuple_index >= static_cast<int64_t>(owners.size()) ||
+          owners[user->tuple_index] < 0) {
+        continue;
+      }
+      site_of_.emplace(user, owners[user->tuple_index]);
+    }
   }
   for (const auto& [computation, indices] : by_computation) {
     for (const HloInstruction* instr : computation->instructions) {
-      if (site_of_.count(instr) != 0) continue;
+      if (site_of_.count(instr) != 0 || shared_anchors_.count(instr) != 0) continue;
       const std::string_view op_name = instr->metadata().op_name;
       int best = -1;
       size_t best_length = 0;
@@ -956,6 +1076,13 @@ void RngSiteFinder::CollectMembers() {
       const HloInstruction* init = LoopInitTuple(anchor->operands[0]);
       if (init != nullptr && init->opcode == Opcode::kTuple) {
         site_of_.emplace(init, static_cast<int>(s));
+      }
+    }
+    // Fusions computing the hash's first rounds belong to it; copies of its last rounds fused
+    // into consumers are consumers.
+    for (const HloInstruction* holder : sites_[s].holders) {
+      if (shared_anchors_.count(holder) == 0 && RandomOnly(holder)) {
+        site_of_.emplace(holder, static_cast<int>(s));
       }
     }
     // The wrapper calls around the anchor, and what they compute, belong to the site.
@@ -994,6 +1121,9 @@ void RngSiteFinder::CollectMembers() {
   }
   for (const auto& [instr, s] : site_of_) sites_[s].members.insert(instr);
   for (SiteWork& work : sites_) {
+    if (work.shares_anchor) work.members.insert(work.anchor);
+  }
+  for (SiteWork& work : sites_) {
     work.site.instruction_count = static_cast<int64_t>(work.members.size());
   }
 }
@@ -1015,6 +1145,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     }
     for (const HloInstruction* user : member->users) {
       if (work.members.count(user) != 0 || !user->shape.IsArray()) continue;
+      if (!ReadsSiteValue(work, member, user)) continue;
       if (!member->shape.IsArray() || member->shape.ElementCount() < 2) continue;
       const ir::Shape* candidate = member->shape.ElementCount() > user->shape.ElementCount()
                                        ? &user->shape.get()
@@ -1026,7 +1157,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   }
   // A hash fused with its consumer: the bits never leave the fusion; their shape is the lanes'.
   if (anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
-    tensor = HashLaneShape(anchor->Called("calls"));
+    tensor = work.lanes != nullptr ? work.lanes : HashLaneShape(anchor->Called("calls"));
   }
   if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
     tensor = &anchor->shape.tuple_shapes()[1];
@@ -1049,8 +1180,22 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     site.shards = PartitionShards(work);
     site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
   } else if (site.mode == "replicated" || site.mode == "rbg") {
-    site.global_elements = std::max({site.local_elements, largest, gathered});
-    site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+    // Replicated mode hashes the flat counters split in halves: each pair of lanes makes two
+    // values, so a device's bits are twice its lanes. Unrolled (GPU/TPU), XLA partitions the
+    // lanes like any elementwise op and offsets each device's counters.
+    const int64_t slices = site.kind == "threefry-expanded" ? EvaluatedShards(work) : 0;
+    if (site.mode == "replicated" && work.lanes != nullptr &&
+        site.local_elements == work.lanes->ElementCount()) {
+      site.local_elements = ir::SaturatingMul(site.local_elements, 2);
+      site.shape = {site.local_elements};
+    }
+    if (slices > 1) {
+      site.shards = slices;
+      site.global_elements = ir::SaturatingMul(site.local_elements, slices);
+    } else {
+      site.global_elements = std::max({site.local_elements, largest, gathered});
+      site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+    }
   }
 }
 
@@ -1060,7 +1205,7 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
   std::set<const HloInstruction*>& crossing = work.crossing;
   for (const HloInstruction* member : work.members) {
     for (const HloInstruction* user : member->users) {
-      if (work.members.count(user) != 0) continue;
+      if (work.members.count(user) != 0 || !ReadsSiteValue(work, member, user)) continue;
       bool select = false;
       bool compare = false;
       bool log = false;
@@ -1081,6 +1226,8 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       const auto other = site_of_.find(user);
       if (other != site_of_.end()) {
         what = "key of " + sites_[other->second].site.name;
+      } else if (shared_anchors_.count(user) != 0) {
+        what = "key of " + std::string(user->name);
       } else if (select && compare) {
         what = "dropout (mask and select)";
       } else if (compare) {
@@ -1095,6 +1242,22 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       what += " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) + ")";
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
+  }
+  // A hash fused with its consumer: the consumer is the fusion itself.
+  if (work.anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
+    bool select = false;
+    bool compare = false;
+    ForEachNested(work.anchor->Called("calls"), [&](const HloInstruction* i) {
+      select |= i->opcode == Opcode::kSelect;
+      compare |= i->opcode == Opcode::kCompare;
+    });
+    const std::string what = select && compare ? "dropout (mask and select)"
+                             : compare         ? "mask (compare)"
+                                       : (work.site.draws.empty() ? "bits" : work.site.draws);
+    const std::string consumer = what + " in " + std::string(work.anchor->name) + " (" +
+                                 work.site.phase + ", fused with the hash)";
+    if (seen.insert(consumer).second) work.site.consumers.push_back(consumer);
+    consumer_set.insert(work.anchor);
   }
   std::sort(work.site.consumers.begin(), work.site.consumers.end());
   work.site.consumer_count = static_cast<int64_t>(consumer_set.size());
@@ -1142,24 +1305,43 @@ void RngSiteFinder::MeasureBuffers() {
   std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
   for (const HloValue& value : dataflow.values()) {
     const int32_t buffer = alias.BufferIdOf(value.id);
-    const auto member = site_of_.find(value.instruction);
-    if (member == site_of_.end()) {
+    int site = -1;
+    const auto shared = shared_anchors_.find(value.instruction);
+    if (shared != shared_anchors_.end()) {
+      // An output of a fusion hashing several draws: the site of the hash it comes from, when
+      // that output is random (not a consumer fused in).
+      const ShapeIndex index = dataflow.SlotIndex(value.slot);
+      if (index.empty()) continue;  // the tuple of outputs
+      if (index[0] >= 0 && index[0] < static_cast<int64_t>(shared->second.size())) {
+        site = shared->second[index[0]];
+      }
+      if (site >= 0 && !OutputIsRandom(sites_[site], index[0])) site = -1;
+    } else {
+      const auto member = site_of_.find(value.instruction);
+      if (member != site_of_.end()) site = member->second;
+    }
+    if (site < 0) {
       foreign.insert(buffer);
       continue;
     }
     if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
+    // The device's position offsets the counters but is no value of the random-number site.
+    if (value.instruction->opcode == Opcode::kPartitionId ||
+        value.instruction->opcode == Opcode::kReplicaId) {
+      continue;
+    }
     // The output of a hash fused with its consumer is the consumer's, not random bits.
-    if (value.instruction == sites_[member->second].anchor && !BitsLeave(sites_[member->second])) {
+    if (value.instruction == sites_[site].anchor && !sites_[site].shares_anchor &&
+        !BitsLeave(sites_[site])) {
       continue;
     }
     // Name the buffer after a value in the anchor's computation when it has one (the counters
     // a loop starts from), else after its first value.
     const auto known = owner.find(buffer);
     if (known == owner.end()) {
-      owner[buffer] = {member->second, value.id};
-    } else if (value.instruction->parent == sites_[member->second].home &&
-               dataflow.value(known->second.second).instruction->parent !=
-                   sites_[member->second].home &&
+      owner[buffer] = {site, value.id};
+    } else if (value.instruction->parent == sites_[site].home &&
+               dataflow.value(known->second.second).instruction->parent != sites_[site].home &&
                !value.is_phi) {
       known->second.second = value.id;
     }
@@ -1308,8 +1490,6 @@ RngSiteResult RngSiteFinder::Run() {
   CollectMembers();
   FindBackwardStarts();
   for (SiteWork& work : sites_) {
-    DescribeShapes(work);
-    DescribeConsumers(work);
     std::unordered_set<const HloInstruction*> seen;
     for (const HloInstruction* key : work.keys) {
       if (const HloInstruction* hit = PartitionDependency(key, 0, seen)) {
@@ -1318,6 +1498,8 @@ RngSiteResult RngSiteFinder::Run() {
         break;
       }
     }
+    DescribeShapes(work);
+    DescribeConsumers(work);
   }
   MeasureBuffers();
   AttachCollectives();

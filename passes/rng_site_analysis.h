@@ -5,17 +5,22 @@
 //   threefry-rolled       a `while` with trip count 5 whose state is (s32[], X0, X1, ks..., u32[4]
 //                         rotations, u32[4] rotations): one group of 4 rounds per iteration
 //                         (XLA:CPU; testdata/README.md "Format notes")
-//   threefry-expanded     the 20 rounds unrolled: a fusion holding >= 20 shift-lefts by the
-//                         rotation constants 13,15,26,6,17,29,16,24, or unfused elementwise ops
-//                         whose op_name contains "threefry2x32" (GPU/TPU). A fusion whose output
-//                         is not random (the consumer fused in) materializes no bits; its lanes
-//                         give the shape, its iotas the mode.
+//   threefry-expanded     the 20 rounds unrolled: a chain of 20 rotations by the constants
+//                         13,15,26,6,17,29,16,24, followed through fusions by dataflow
+//                         (passes/threefry_hashes.h): one site per draw, anchored on the fusion
+//                         holding its last rounds ("fusion:hashN" when one fusion hashes several
+//                         draws; copies of a hash in several consumer fusions are one site), or
+//                         unfused elementwise ops whose op_name contains "threefry2x32". A fusion
+//                         whose output is not random (the consumer fused in) materializes no
+//                         bits; its lanes give the shape, its iotas the mode.
 //   (before optimizations) a `call` to JAX's threefry2x32 function (4 u32 operands, a pair out)
 //                         of any of the three kinds above, one site per call chain from the
 //                         entry, named by the chain's op_names.
 //   threefry-custom-call  custom_call_target cu_threefry2x32[_ffi] / hip_threefry2x32[_ffi]
 //   rng-bit-generator     the opcode, or XLA:CPU's expansion into a `call` to %rng.N
 //   rng                   the opcode
+// Shards: the distinct counter offsets the devices compute from partition-id (evaluated per device,
+// passes/partition_offsets.h), else a constant table indexed by partition-id.
 // Mode: partitionable when the counters come from per-dimension u64 iotas (iota_2x32_shape);
 // replicated when they come from a flat iota split in halves (u32/s32 iota, then slices or
 // collective-permutes, and all-gathers of the hash outputs); rbg for rng-bit-generator; unknown
