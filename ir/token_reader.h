@@ -29,6 +29,7 @@ class TokenReader {
   }
   // Consumes the next token when it has this kind. (Inline, with Expect: they run per token.)
   bool Accept(TokenKind kind) {
+    if (lexer_.TakeSingle(kind)) return true;
     if (lexer_.Peek().kind != kind) return false;
     lexer_.Next();
     return true;
@@ -36,7 +37,9 @@ class TokenReader {
 
   // Consumes a token of this kind or throws "expected <what>, got <token>".
   Token Expect(TokenKind kind, std::string_view what = {}) {
-    Token token = lexer_.Next();
+    Token token;
+    if (lexer_.TakeSingle(kind, &token)) return token;
+    token = lexer_.Next();
     if (token.kind != kind) FailExpected(what.empty() ? TokenKindName(kind) : what, token);
     return token;
   }

@@ -17,8 +17,19 @@ So the whole text is reachable from the entry: K training steps chained, as a K-
 would be. Text inside double-quoted strings (op names, configs) is never renamed. The output is
 deterministic: the same input and options give the same bytes.
 
-Usage: tools/make_big_module.py [--input DUMP(.txt|.txt.gz)] [--output FILE] [--min-mb 100]
-       [--copies K]
+Two shapes of text (--shape), since the parser's speed depends on it:
+
+  jax-train-step (default)  the JAX dump above: 100 MB, ~490k instructions of ~210 bytes, most of
+                            them metadata, in ~38k computations (fusions).
+  pytorch-bert              what PyTorch/XLA hands to XLA for a BERT training step
+                            (testdata/bench/, made by gen_pytorch_bert.py there): 96 MB, ~1.2M
+                            short instructions (~80 bytes, no metadata) in one flat ENTRY graph
+                            with small reducer computations. The graph has no
+                            input_output_alias, so each entry copy reads the original parameters
+                            (`copy(%p)`); the renaming is the same.
+
+Usage: tools/make_big_module.py [--shape jax-train-step|pytorch-bert] [--input DUMP(.txt|.txt.gz)]
+       [--output FILE] [--min-mb MB] [--copies K]
 Plain python3, no jax needed.
 """
 
@@ -34,6 +45,14 @@ DEFAULT_INPUT = os.path.join(
     REPO, "testdata/dumps/seed_dp8_partitionable_remat/"
     "module_0000.jit_train_step.cpu_after_optimizations.txt.gz")
 DEFAULT_OUTPUT = os.path.join(REPO, "build-bench/big_module.txt")
+# --shape: (input, output, min MB).
+SHAPES = {
+    "jax-train-step": (DEFAULT_INPUT, DEFAULT_OUTPUT, 100.0),
+    "pytorch-bert": (
+        os.path.join(REPO, "testdata/bench/"
+                     "pytorch_xla_bert.SyncTensorsGraph.3087.before_optimizations.txt.gz"),
+        os.path.join(REPO, "build-bench/big_module_pytorch_bert.txt"), 96.0),
+}
 
 # A double-quoted string (kept as is) or a %name (renamed).
 NAME_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%([A-Za-z0-9_.\-]+)')
@@ -168,12 +187,19 @@ def entry_body(entry, k, copies, root_name, root_shapes, feeds, stats):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--input", default=DEFAULT_INPUT, help="HLO dump (.txt or .txt.gz)")
-    ap.add_argument("--output", default=DEFAULT_OUTPUT, help="where to write (default %(default)s)")
-    ap.add_argument("--min-mb", type=float, default=100.0,
-                    help="smallest output size in MB (10^6 bytes); sets the copy count")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="jax-train-step",
+                    help="which dump to repeat, and the defaults below (default %(default)s)")
+    ap.add_argument("--input", help="HLO dump (.txt or .txt.gz); default: the shape's")
+    ap.add_argument("--output", help="where to write; default: the shape's (build-bench/...)")
+    ap.add_argument("--min-mb", type=float,
+                    help="smallest output size in MB (10^6 bytes); sets the copy count "
+                         "(default: 100 for jax-train-step, 96 for pytorch-bert)")
     ap.add_argument("--copies", type=int, default=0, help="copy count (overrides --min-mb)")
     args = ap.parse_args()
+    shape_input, shape_output, shape_mb = SHAPES[args.shape]
+    args.input = args.input or shape_input
+    args.output = args.output or shape_output
+    args.min_mb = shape_mb if args.min_mb is None else args.min_mb
 
     text = read_text(args.input)
     preamble, blocks, entry_index = split_module(text)
@@ -197,6 +223,16 @@ def main():
         parts.append("\n".join([entry[0]] + body + ["}"]))
         return "\n".join(parts) + "\n"
 
+    if not args.copies:
+        # The renaming lengthens copy k by a suffix ".r<k>" per name: from the sizes of one and two
+        # copies and the number of renamed names, the smallest count that reaches --min-mb.
+        one, two = len(render(1)), len(render(2))
+        names = sum(1 for m in NAME_OR_STRING.finditer(text) if m.group(1) is not None)
+        size, copies = one, 1
+        while size < args.min_mb * 1e6:
+            size += (two - one) + names * (len(str(copies)) - 1)
+            copies += 1
+    stats = {"chained": 0, "copied": 0}
     out = render(copies)
     while not args.copies and len(out) < args.min_mb * 1e6:
         copies += 1
