@@ -12,6 +12,7 @@
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
+#include "passes/allocation_timeline.h"
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
 #include "passes/buffer_sharing_rules.h"
@@ -158,36 +159,19 @@ class PeakMemoryBuilder {
     int64_t size = 0;
     bool readonly = false;  // a parameter that is not donated
     std::vector<int32_t> values;
-    // Live ranges of `values` sorted by start, and the latest end among the first k of them:
-    // a quick test for a range that overlaps one of them by more than a touching end.
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    std::vector<int64_t> max_end;
+    bool unranged = false;  // holds a value without a live range: nothing else goes in
+    AllocationTimeline timeline;
   };
 
   void AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const {
     for (int32_t id : ids) {
       allocation.values.push_back(id);
-      if (!lr_.HasRange(id)) continue;
-      const TimeBound& range = lr_.Range(id);
-      allocation.ranges.insert(std::upper_bound(allocation.ranges.begin(), allocation.ranges.end(),
-                                                std::make_pair(range.start, range.end)),
-                               std::make_pair(range.start, range.end));
+      if (!lr_.HasRange(id)) {
+        allocation.unranged = true;
+        continue;
+      }
+      allocation.timeline.Add(id, lr_.Range(id));
     }
-    allocation.max_end.resize(allocation.ranges.size());
-    int64_t running = INT64_MIN;
-    for (size_t k = 0; k < allocation.ranges.size(); ++k) {
-      running = std::max(running, allocation.ranges[k].second);
-      allocation.max_end[k] = running;
-    }
-  }
-
-  // Some value of the allocation is live strictly inside [start, end] (not just touching it).
-  static bool StrictlyOverlaps(const Allocation& allocation, const TimeBound& range) {
-    const auto it = std::lower_bound(allocation.ranges.begin(), allocation.ranges.end(),
-                                     std::make_pair(range.end, INT64_MIN));
-    if (it == allocation.ranges.begin()) return false;
-    const auto k = static_cast<size_t>(it - allocation.ranges.begin()) - 1;
-    return allocation.max_end[k] > range.start;
   }
 
   // XLA's HloComputation::MakeInstructionPostOrder: depth-first from each instruction without
@@ -313,26 +297,34 @@ class PeakMemoryBuilder {
   }
 
   bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes) {
-    if (bytes > allocation.size || allocation.readonly) return false;
+    if (bytes > allocation.size || allocation.readonly || allocation.unranged) return false;
     if (buffer.live_out && allocation.size != bytes) return false;
     for (int32_t id : buffer.values) {
-      if (!lr_.HasRange(id) || StrictlyOverlaps(allocation, lr_.Range(id))) return false;
+      if (!lr_.HasRange(id) || allocation.timeline.StrictlyOverlaps(lr_.Range(id))) return false;
     }
-    for (int32_t assigned : allocation.values) {
-      if (!lr_.HasRange(assigned)) return false;
-      for (int32_t id : buffer.values) {
-        if (!lr_.HasRange(id) || Interferes(id, assigned)) return false;
-        const HloInstruction* instr = df_.value(id).instruction;
-        if (instr->opcode == Opcode::kCopy) {
-          for (int32_t slot : df_.value(assigned).positions) {
-            const HloInstruction* at = df_.SlotInstruction(slot);
-            if (std::find(instr->operands.begin(), instr->operands.end(), at) !=
-                instr->operands.end()) {
-              return false;
-            }
+    // With no overlap beyond touching ends, only the values that touch a new one can interfere
+    // with it, and only they can be what a copy reads (a value a copy reads is live where the
+    // copy's value starts).
+    for (int32_t id : buffer.values) {
+      const HloInstruction* instr = df_.value(id).instruction;
+      bool conflict = false;
+      allocation.timeline.ForEachTouching(lr_.Range(id), [&](int32_t assigned) {
+        if (conflict) return;
+        if (Interferes(id, assigned)) {
+          conflict = true;
+          return;
+        }
+        if (instr->opcode != Opcode::kCopy) return;
+        for (int32_t slot : df_.value(assigned).positions) {
+          const HloInstruction* at = df_.SlotInstruction(slot);
+          if (std::find(instr->operands.begin(), instr->operands.end(), at) !=
+              instr->operands.end()) {
+            conflict = true;
+            return;
           }
         }
-      }
+      });
+      if (conflict) return false;
     }
     AddValues(allocation, buffer.values);
     return true;
