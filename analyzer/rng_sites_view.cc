@@ -99,6 +99,8 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     for (const passes::RngSiteCollective& c : site.collectives) {
       collectives.push_back({{"instruction", c.instruction},
                              {"kind", c.kind},
+                             {"operands", c.operands},
+                             {"operand_count", c.operand_count},
                              {"bytes", c.bytes},
                              {"wire_bytes_per_device", c.wire_bytes_per_device}});
     }
@@ -204,8 +206,12 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
       out << fmt::format("    collectives caused: {}, {} per device per step:",
                          site.collectives.size(), HumanBytes(site.wire_bytes_per_device));
       for (const passes::RngSiteCollective& c : site.collectives) {
-        out << fmt::format(" {} {} ({} sent);", c.kind, c.instruction,
-                           HumanBytes(c.wire_bytes_per_device));
+        const std::string part =
+            c.operands < c.operand_count
+                ? fmt::format(", {} of its {} operands", c.operands, c.operand_count)
+                : "";
+        out << fmt::format(" {} {} ({} sent{});", c.kind, c.instruction,
+                           HumanBytes(c.wire_bytes_per_device), part);
       }
       out << "\n";
     }

@@ -16,6 +16,7 @@
 #include "passes/buffer_alias_analysis.h"
 #include "passes/buffer_dataflow_analysis.h"
 #include "passes/partition_offsets.h"
+#include "passes/philox_expansion.h"
 #include "passes/threefry_hashes.h"
 
 namespace spmdsim::passes {
@@ -328,6 +329,8 @@ struct SiteWork {
   std::vector<std::vector<int64_t>> output_parameters;
   // Other fusions holding rounds of the hash (its first rounds; copies of its last rounds).
   std::vector<const HloInstruction*> holders;
+  // rng-bit-generator expanded by XLA into Philox arithmetic inside the anchor fusion.
+  std::optional<PhiloxExpansion> philox;
 };
 
 class RngSiteFinder {
@@ -355,13 +358,19 @@ class RngSiteFinder {
   int64_t PartitionShards(const SiteWork& work);
   int64_t EvaluatedShards(const SiteWork& work);
   int64_t TableShards(const SiteWork& work);
-  const HloInstruction* PartitionDependency(const HloInstruction* instr, int depth,
-                                            std::unordered_set<const HloInstruction*>& seen);
+  // The partition-id or replica-id the values of `key` are computed from, if any: by dataflow,
+  // element by element through tuples, calls and loops (a loop carrying the key beside
+  // per-device state does not make the key per-device).
+  const HloInstruction* PartitionDependency(const DataflowAnalysis& dataflow,
+                                            const HloInstruction* key);
   void CollectMembers();
   void DescribeShapes(SiteWork& work);
   void DescribeConsumers(SiteWork& work);
-  void MeasureBuffers();
-  void AttachCollectives();
+  void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias);
+  // A collective among a site's instructions is the site's; one elsewhere (XLA combines the
+  // collectives of several sites into one variadic op) is shared among the sites whose values its
+  // operands hold, in proportion to those operands' bytes.
+  void AttachCollectives(const DataflowAnalysis& dataflow);
   void Findings(RngSiteResult& result);
   // False for a fused hash whose fusion also holds the consumer (its output is not random).
   bool BitsLeave(const SiteWork& work) {
@@ -387,6 +396,10 @@ class RngSiteFinder {
     }
     return false;
   }
+  // Whether the site's values reach nothing but other sites (as their keys) and the module's
+  // outputs (the next step's key): a hash that derives keys, whatever its op_name says (JAX's
+  // rbg splits its keys with threefry under a bare vmap()).
+  bool FeedsOnlyKeys(const SiteWork& work, int self);
   void FindBackwardStarts();
   bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
 
@@ -404,6 +417,8 @@ class RngSiteFinder {
   // computation the instruction where its backward pass starts.
   std::unordered_map<const HloInstruction*, int64_t> position_;
   std::unordered_map<const HloComputation*, const HloInstruction*> backward_start_;
+  // Dataflow values a site computes (its members' outputs), by value id.
+  std::unordered_map<int32_t, int> value_site_;
 };
 
 // The backward pass starts at the first instruction of the backward (transpose(jvp(...))) that
@@ -593,6 +608,70 @@ void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) 
   }
 }
 
+// Key words are unsigned integers; random values used as numbers or masks are not.
+bool HoldsOnlyWords(const ir::Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const ir::Shape& element : shape.tuple_shapes()) {
+      if (!HoldsOnlyWords(element)) return false;
+    }
+    return true;
+  }
+  return shape.IsArray() && (shape.element_type() == PrimitiveType::kU32 ||
+                             shape.element_type() == PrimitiveType::kU64);
+}
+
+// Where a site takes its key in: its anchor (a generator's state operand, a fused hash), the
+// fusions holding its first rounds, its key inputs, or its loop's initial state.
+bool TakesKeysAt(const SiteWork& work, const HloInstruction* instr) {
+  if (instr == work.anchor) return true;
+  if (std::find(work.holders.begin(), work.holders.end(), instr) != work.holders.end()) {
+    return true;
+  }
+  if (std::find(work.keys.begin(), work.keys.end(), instr) != work.keys.end()) return true;
+  return work.anchor->opcode == Opcode::kWhile && !work.anchor->operands.empty() &&
+         LoopInitTuple(work.anchor->operands[0]) == instr;
+}
+
+bool RngSiteFinder::FeedsOnlyKeys(const SiteWork& work, int self) {
+  constexpr size_t kMaxVisits = 4096;
+  std::vector<const HloInstruction*> stack;
+  std::unordered_set<const HloInstruction*> seen;
+  for (const HloInstruction* member : work.members) {
+    for (const HloInstruction* user : member->users) {
+      if (work.members.count(user) == 0 && ReadsSiteValue(work, member, user)) {
+        stack.push_back(user);
+      }
+    }
+  }
+  bool keys = false;
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    if (!seen.insert(instr).second) continue;
+    if (seen.size() > kMaxVisits) return false;
+    const auto other = site_of_.find(instr);
+    if ((other != site_of_.end() && other->second != self &&
+         TakesKeysAt(sites_[other->second], instr)) ||
+        shared_anchors_.count(instr) != 0) {
+      keys = true;
+      continue;
+    }
+    if (work.members.count(instr) != 0) continue;
+    // Key schedules are computed from keys alone and stay words (XLA:TPU fuses their adds and
+    // regroupings apart from the hash); what also reads data, or turns the words into numbers
+    // or masks, uses them as random bits.
+    // The entry's result: the words are returned (the next step's key).
+    if (instr->is_root && instr->parent == module_.entry && instr->opcode == Opcode::kTuple) {
+      continue;
+    }
+    if (!HoldsOnlyWords(instr->shape) || !RandomOnly(instr)) return false;
+    if (instr->is_root && instr->parent == module_.entry) continue;
+    if (instr->users.empty()) return false;
+    for (const HloInstruction* user : instr->users) stack.push_back(user);
+  }
+  return keys;
+}
+
 bool RngSiteFinder::ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
                                    const HloInstruction* user) const {
   if (!work.shares_anchor || member != work.anchor) return true;
@@ -630,11 +709,23 @@ std::vector<std::vector<const HloInstruction*>> RngSiteFinder::CallChains(
   return chains;
 }
 
+// XLA:CPU expands rng-bit-generator into a call to %rng.N returning (state, bits).
+bool IsExpandedRbgCall(const HloInstruction* instr) {
+  if (instr->opcode != Opcode::kCall) return false;
+  const HloComputation* callee = instr->Called("to_apply");
+  return callee != nullptr && StartsWith(callee->name, "rng") && instr->shape.IsTuple() &&
+         instr->shape.tuple_shapes().size() == 2 &&
+         LastComponent(instr->metadata().op_name) == "rng_bit_generator";
+}
+
 void RngSiteFinder::FindAnchors() {
   std::set<const HloComputation*> functions;  // JAX's threefry2x32 as a computation
+  // XLA:CPU's expansions of rng-bit-generator: their Philox fusions are the call's site.
+  std::set<const HloComputation*> rbg_callees;
   for (const HloComputation* computation : module_.computations) {
     if (!ThreefryFunctionKind(computation).empty()) functions.insert(computation);
     for (const HloInstruction* instr : computation->instructions) {
+      if (IsExpandedRbgCall(instr)) rbg_callees.insert(instr->Called("to_apply"));
       if (instr->opcode != Opcode::kCall && instr->opcode != Opcode::kWhile &&
           instr->opcode != Opcode::kConditional) {
         continue;
@@ -709,17 +800,12 @@ void RngSiteFinder::FindAnchors() {
           add(instr, "rng");
           break;
         case Opcode::kCall: {
-          // XLA:CPU expands rng-bit-generator into a call to %rng.N returning (state, bits).
           const HloComputation* callee = instr->Called("to_apply");
           if (functions.count(callee) != 0) {
             add(instr, ThreefryFunctionKind(callee));
             break;
           }
-          if (callee != nullptr && StartsWith(callee->name, "rng") && instr->shape.IsTuple() &&
-              instr->shape.tuple_shapes().size() == 2 &&
-              LastComponent(instr->metadata().op_name) == "rng_bit_generator") {
-            add(instr, "rng-bit-generator");
-          }
+          if (IsExpandedRbgCall(instr)) add(instr, "rng-bit-generator");
           break;
         }
         case Opcode::kFusion: {
@@ -730,6 +816,12 @@ void RngSiteFinder::FindAnchors() {
             break;
           }
           if (holders.count(instr) != 0 && !chains) break;  // rounds of a draw anchored elsewhere
+          if (std::optional<PhiloxExpansion> philox = FindPhiloxExpansion(instr->Called("calls"));
+              philox && !chains && rbg_callees.count(computation) == 0) {
+            AddSite(instr, "rng-bit-generator", "", nullptr, philox->op_name);
+            sites_.back().philox = philox;
+            break;
+          }
           const auto [shifts, amounts] = RotationShifts(instr->Called("calls"));
           if (shifts >= kUnrolledShifts && amounts == 8) add(instr, "threefry-expanded");
           break;
@@ -754,7 +846,8 @@ void RngSiteFinder::FindAnchors() {
       if (work.site.kind == "rng-bit-generator") {
         work.site.mode = "rbg";
         work.site.algorithm =
-            work.anchor->opcode == Opcode::kCall
+            work.philox ? "philox, expanded by XLA into fusion %" + std::string(work.anchor->name)
+            : work.anchor->opcode == Opcode::kCall
                 ? "expanded: call to %" + std::string(work.anchor->Called("to_apply")->name)
                 : std::string(work.anchor->FindAttribute("algorithm"));
       } else if (work.site.kind == "rng") {
@@ -962,71 +1055,66 @@ int64_t RngSiteFinder::TableShards(const SiteWork& work) {
   return shards;
 }
 
-const HloInstruction* RngSiteFinder::PartitionDependency(
-    const HloInstruction* instr, int depth, std::unordered_set<const HloInstruction*>& seen) {
-  if (depth > kMaxWalkDepth || !seen.insert(instr).second) return nullptr;
-  if (instr->opcode == Opcode::kPartitionId || instr->opcode == Opcode::kReplicaId) return instr;
-  if (instr->opcode == Opcode::kFusion) {
-    const HloInstruction* inner = nullptr;
-    ForEachNested(instr->Called("calls"), [&](const HloInstruction* i) {
-      if (inner == nullptr &&
-          (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
-        inner = i;
-      }
-    });
-    if (inner != nullptr) return inner;
-  }
-  // Through a control-flow computation's parameter: the callers' operand (for a get-tuple-element
-  // of it, only that element of the operand, and of the loop body's root for a while).
-  const auto through_callers = [&](const HloInstruction* parameter,
-                                   int64_t element) -> const HloInstruction* {
-    for (const HloInstruction* caller : parameter->parent->callers) {
-      const size_t number =
-          caller->opcode == Opcode::kWhile
-              ? 0
-              : static_cast<size_t>(std::max<int64_t>(parameter->parameter_number, 0));
-      std::vector<const HloInstruction*> sources;
-      if (number < caller->operands.size()) sources.push_back(caller->operands[number]);
-      if (caller->opcode == Opcode::kWhile && caller->Called("body") != nullptr &&
-          caller->Called("body")->root != nullptr) {
-        sources.push_back(caller->Called("body")->root);
-      }
-      for (const HloInstruction* source : sources) {
-        if (element >= 0 && source->opcode == Opcode::kTuple &&
-            element < static_cast<int64_t>(source->operands.size())) {
-          source = source->operands[element];
-        }
-        if (const HloInstruction* hit = PartitionDependency(source, depth + 1, seen)) return hit;
-      }
+const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis& dataflow,
+                                                         const HloInstruction* key) {
+  constexpr size_t kMaxValues = 1 << 16;
+  std::vector<int32_t> pending;
+  std::unordered_set<int32_t> seen;
+  const auto push_slot = [&](int32_t slot) {
+    if (slot < 0) return;
+    for (int32_t s = slot; s < slot + dataflow.SlotSpan(slot); ++s) {
+      for (const int32_t id : dataflow.ValueSet(s)) pending.push_back(id);
     }
-    return nullptr;
   };
-  if (instr->opcode == Opcode::kParameter) {
-    if (instr->parent == nullptr || instr->parent->is_entry) return nullptr;
-    return through_callers(instr, -1);
-  }
-  if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty() &&
-      instr->operands[0]->opcode == Opcode::kParameter && instr->operands[0]->parent != nullptr &&
-      !instr->operands[0]->parent->is_entry) {
-    return through_callers(instr->operands[0], instr->tuple_index);
-  }
-  if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty() &&
-      instr->operands[0]->opcode == Opcode::kTuple) {
-    const HloInstruction* tuple = instr->operands[0];
-    if (instr->tuple_index >= 0 &&
-        instr->tuple_index < static_cast<int64_t>(tuple->operands.size())) {
-      return PartitionDependency(tuple->operands[instr->tuple_index], depth + 1, seen);
+  const auto push_element = [&](const HloInstruction* instr, const ShapeIndex& index) {
+    push_slot(index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index));
+  };
+  push_slot(dataflow.FirstSlot(key));
+  while (!pending.empty()) {
+    const int32_t id = pending.back();
+    pending.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > kMaxValues) return nullptr;
+    const HloValue& value = dataflow.value(id);
+    const HloInstruction* defining = value.instruction;
+    if (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId) {
+      return defining;
     }
-  }
-  for (const HloInstruction* operand : instr->operands) {
-    if (const HloInstruction* hit = PartitionDependency(operand, depth + 1, seen)) return hit;
-  }
-  // A call's results depend on what its computation computes from its parameters.
-  if (instr->opcode == Opcode::kCall) {
-    const HloComputation* callee = instr->Called("to_apply");
-    if (callee != nullptr && callee->root != nullptr) {
-      return PartitionDependency(callee->root, depth + 1, seen);
+    const ShapeIndex index = dataflow.SlotIndex(value.slot);
+    if (value.is_phi) {
+      // A loop-carried element: what the loop starts with and what its body hands back there.
+      const HloInstruction* loop = defining;
+      if (loop->opcode == Opcode::kParameter && loop->parent != nullptr) {
+        loop = nullptr;
+        for (const HloInstruction* caller : defining->parent->callers) {
+          if (caller->opcode == Opcode::kWhile) loop = caller;
+        }
+      }
+      if (loop != nullptr && loop->opcode == Opcode::kWhile && !loop->operands.empty()) {
+        push_element(loop->operands[0], index);
+        const HloComputation* body = loop->Called("body");
+        if (body != nullptr && body->root != nullptr) push_element(body->root, index);
+      } else {
+        for (const HloInstruction* operand : defining->operands) push_element(operand, {});
+      }
+      continue;
     }
+    if (defining->opcode == Opcode::kFusion) {
+      const HloInstruction* inner = nullptr;
+      ForEachNested(defining->Called("calls"), [&](const HloInstruction* i) {
+        if (inner == nullptr &&
+            (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
+          inner = i;
+        }
+      });
+      if (inner != nullptr) return inner;
+    }
+    if (defining->opcode == Opcode::kParameter) continue;  // the entry's: an input
+    if (!index.empty() && defining->opcode == Opcode::kCopy && !defining->operands.empty()) {
+      push_element(defining->operands[0], index);  // a copied element holds that element
+      continue;
+    }
+    for (const HloInstruction* operand : defining->operands) push_element(operand, {});
   }
   return nullptr;
 }
@@ -1052,19 +1140,23 @@ void RngSiteFinder::CollectMembers() {
     }
   }
   for (const auto& [computation, indices] : by_computation) {
+    // Scope -> the first site with it; an instruction goes to the site of its longest op_name
+    // prefix (at a '/') that is a scope.
+    std::unordered_map<std::string_view, int> site_of_scope;
+    for (const int s : indices) {
+      const std::string& scope = sites_[s].site.scope;
+      if (!scope.empty()) site_of_scope.emplace(scope, s);
+    }
+    if (site_of_scope.empty()) continue;
     for (const HloInstruction* instr : computation->instructions) {
       if (site_of_.count(instr) != 0 || shared_anchors_.count(instr) != 0) continue;
       const std::string_view op_name = instr->metadata().op_name;
       int best = -1;
-      size_t best_length = 0;
-      for (const int s : indices) {
-        const std::string& scope = sites_[s].site.scope;
-        if (scope.empty() || !StartsWith(op_name, scope)) continue;
-        if (op_name.size() > scope.size() && op_name[scope.size()] != '/') continue;
-        if (scope.size() > best_length) {
-          best = s;
-          best_length = scope.size();
-        }
+      for (size_t length = op_name.size(); length > 0 && best < 0;) {
+        const auto found = site_of_scope.find(op_name.substr(0, length));
+        if (found != site_of_scope.end()) best = found->second;
+        const size_t slash = op_name.rfind('/', length - 1);
+        length = slash == std::string_view::npos ? 0 : slash;
       }
       if (best < 0 || !RandomOnly(instr)) continue;
       site_of_[instr] = best;
@@ -1197,6 +1289,15 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     }
   }
+  // Expanded Philox: every device computes the global words and keeps its slice.
+  if (work.philox) {
+    site.dtype = "u32";
+    site.local_elements = work.philox->kept_words;
+    site.global_elements = work.philox->generated_words;
+    site.shape = work.philox->kept_shape != nullptr ? work.philox->kept_shape->dims()
+                                                    : std::vector<int64_t>{site.global_elements};
+    site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+  }
 }
 
 void RngSiteFinder::DescribeConsumers(SiteWork& work) {
@@ -1216,6 +1317,15 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       };
       look(user);
       if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
+      // XLA may fuse the bernoulli's compare into the hash: the member hands over the mask, and
+      // a consumer selecting with it completes the dropout.
+      bool mask_in_member = false;
+      if (member->opcode == Opcode::kFusion && member->shape.IsArray() &&
+          member->shape.element_type() == PrimitiveType::kPred) {
+        ForEachNested(member->Called("calls"), [&](const HloInstruction* i) {
+          mask_in_member |= i->opcode == Opcode::kCompare;
+        });
+      }
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
         consumer_set.insert(user);
         if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, user)) {
@@ -1228,9 +1338,9 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
         what = "key of " + sites_[other->second].site.name;
       } else if (shared_anchors_.count(user) != 0) {
         what = "key of " + std::string(user->name);
-      } else if (select && compare) {
+      } else if (select && (compare || mask_in_member)) {
         what = "dropout (mask and select)";
-      } else if (compare) {
+      } else if (compare || mask_in_member) {
         what = "mask (compare)";
       } else if (log) {
         what = "normal";
@@ -1239,7 +1349,9 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       } else {
         what = work.site.draws.empty() ? "bits" : work.site.draws;
       }
-      what += " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) + ")";
+      what +=
+          " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) +
+          (mask_in_member && what.rfind("key of", 0) != 0 ? ", mask computed with the hash)" : ")");
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
   }
@@ -1297,9 +1409,7 @@ std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor
   return "derived";
 }
 
-void RngSiteFinder::MeasureBuffers() {
-  const DataflowAnalysis dataflow = DataflowAnalysis::Run(module_);
-  const AliasAnalysis alias = AliasAnalysis::Run(dataflow);
+void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias) {
   // buffer id -> (site, first member value)
   std::map<int32_t, std::pair<int, int32_t>> owner;
   std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
@@ -1335,6 +1445,7 @@ void RngSiteFinder::MeasureBuffers() {
         !BitsLeave(sites_[site])) {
       continue;
     }
+    value_site_[value.id] = site;
     // Name the buffer after a value in the anchor's computation when it has one (the counters
     // a loop starts from), else after its first value.
     const auto known = owner.find(buffer);
@@ -1390,29 +1501,69 @@ void RngSiteFinder::MeasureBuffers() {
   }
 }
 
-void RngSiteFinder::AttachCollectives() {
+void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
   CollectiveResult owned;
   const CollectiveResult* collectives = options_.collectives;
   if (collectives == nullptr) {
     owned = AnalyzeCollectives(module_);
     collectives = &owned;
   }
-  std::map<std::pair<std::string_view, std::string_view>, int> member_by_name;
-  for (const auto& [instr, s] : site_of_) {
-    if (instr->parent != nullptr) member_by_name[{instr->parent->name, instr->name}] = s;
+  std::map<std::pair<std::string_view, std::string_view>, const HloInstruction*> by_name;
+  for (const HloComputation* computation : module_.computations) {
+    for (const HloInstruction* instr : computation->instructions) {
+      by_name[{computation->name, instr->name}] = instr;
+    }
   }
-  for (const CollectiveOp& op : collectives->ops) {
-    const auto found = member_by_name.find({op.computation, op.instruction});
-    if (found == member_by_name.end()) continue;
-    RngSite& site = sites_[found->second].site;
+  const auto add = [&](int s, const CollectiveOp& op, int64_t operands, int64_t bytes,
+                       int64_t wire) {
+    RngSite& site = sites_[s].site;
     RngSiteCollective out;
     out.instruction = op.instruction;
     out.kind = op.kind;
-    out.bytes = op.bytes;
-    out.wire_bytes_per_device = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
-    site.wire_bytes_per_device =
-        SaturatingAdd(site.wire_bytes_per_device, out.wire_bytes_per_device);
+    out.operands = operands;
+    out.operand_count = std::max<int64_t>(op.operand_count, 1);
+    out.bytes = bytes;
+    out.wire_bytes_per_device = wire;
+    site.wire_bytes_per_device = SaturatingAdd(site.wire_bytes_per_device, wire);
     site.collectives.push_back(std::move(out));
+  };
+  for (const CollectiveOp& op : collectives->ops) {
+    const auto found = by_name.find({op.computation, op.instruction});
+    if (found == by_name.end()) continue;
+    const HloInstruction* instr = found->second;
+    const int64_t wire = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
+    const auto member = site_of_.find(instr);
+    if (member != site_of_.end()) {
+      add(member->second, op, std::max<int64_t>(op.operand_count, 1), op.bytes, wire);
+      continue;
+    }
+    // Per site: the operands holding its values and their bytes (an operand holding the values
+    // of several sites counts for each, split evenly).
+    std::map<int, std::pair<int64_t, long double>> share;
+    long double total = 0;
+    for (const HloInstruction* operand : instr->operands) {
+      const int64_t bytes = operand->shape.IsArray() ? operand->shape.ByteSize() : 0;
+      total += static_cast<long double>(bytes);
+      const int32_t first = dataflow.FirstSlot(operand);
+      if (first < 0) continue;
+      std::set<int> holders;
+      for (int32_t slot = first; slot < first + dataflow.SlotSpan(first); ++slot) {
+        for (const int32_t id : dataflow.ValueSet(slot)) {
+          const auto held = value_site_.find(id);
+          if (held != value_site_.end()) holders.insert(held->second);
+        }
+      }
+      for (const int s : holders) {
+        share[s].first += 1;
+        share[s].second += static_cast<long double>(bytes) / holders.size();
+      }
+    }
+    if (share.empty() || total <= 0) continue;
+    for (const auto& [s, part] : share) {
+      const long double fraction = std::min<long double>(part.second / total, 1);
+      add(s, op, part.first, static_cast<int64_t>(fraction * op.bytes + 0.5L),
+          static_cast<int64_t>(fraction * wire + 0.5L));
+    }
   }
 }
 
@@ -1489,10 +1640,10 @@ RngSiteResult RngSiteFinder::Run() {
   FindAnchors();
   CollectMembers();
   FindBackwardStarts();
+  const DataflowAnalysis dataflow = DataflowAnalysis::Run(module_);
   for (SiteWork& work : sites_) {
-    std::unordered_set<const HloInstruction*> seen;
     for (const HloInstruction* key : work.keys) {
-      if (const HloInstruction* hit = PartitionDependency(key, 0, seen)) {
+      if (const HloInstruction* hit = PartitionDependency(dataflow, key)) {
         work.site.key_depends_on_partition = true;
         work.site.key_dependency = std::string(hit->name);
         break;
@@ -1501,8 +1652,20 @@ RngSiteResult RngSiteFinder::Run() {
     DescribeShapes(work);
     DescribeConsumers(work);
   }
-  MeasureBuffers();
-  AttachCollectives();
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    SiteWork& work = sites_[s];
+    // unsafe_rbg splits its keys with rng-bit-generator itself.
+    if (work.site.purpose == "bits" &&
+        (work.site.kind.rfind("threefry", 0) == 0 || work.site.kind == "rng-bit-generator") &&
+        FeedsOnlyKeys(work, static_cast<int>(s))) {
+      work.site.purpose = "split";
+    }
+  }
+  {
+    const AliasAnalysis alias = AliasAnalysis::Run(dataflow);
+    MeasureBuffers(dataflow, alias);
+    AttachCollectives(dataflow);
+  }
   bool fused_sites = false;
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
@@ -1520,6 +1683,12 @@ RngSiteResult RngSiteFinder::Run() {
           (site.mode == "replicated" || (site.mode == "partitionable" && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
         fused_sites |= !BitsLeave(work);
+      }
+      // XLA:GPU expands rng-bit-generator into Philox and fuses it into the consumer, which
+      // computes the global words and keeps its slice: nothing is materialized.
+      if (work.philox && !BitsLeave(work)) {
+        site.whatif.rbg = site.whatif.fused;
+        fused_sites = true;
       }
     }
   }

@@ -77,6 +77,11 @@ struct RngSiteCollective {
   std::string instruction;
   std::string kind;  // "all-gather", "collective-permute", ...
   std::string shape;
+  // The collective's operands that move this site's values, of operand_count: a collective XLA
+  // combined from several sites' collectives is shared by them, and bytes and wire are this
+  // site's part of it (in proportion to its operands' bytes).
+  int64_t operands = 1;
+  int64_t operand_count = 1;
   int64_t bytes = 0;                  // B of collective_analysis.h, one execution
   int64_t wire_bytes_per_device = 0;  // with loop multipliers
 };

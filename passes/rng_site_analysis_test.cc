@@ -5,11 +5,13 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "passes/collective_analysis.h"
 #include "passes/memory_analysis.h"
 #include "passes/rng_remat_saving.h"
 #include "testing/corpus_test.h"
@@ -158,6 +160,38 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
   }
   CHECK(depends == (shard_map ? expected_sites : 0));
   CHECK(findings == (shard_map ? expected_sites : 0));
+}
+
+// The collectives XLA's partitioner inserted for the random draws carry the op_name of what
+// they partition, inside a jax.random function: each is attributed to the sites whose values
+// it moves, and their parts make up at most the whole (a combined collective is shared by its
+// sites and may move other values too).
+SPMDSIM_CORPUS_TEST("collectives moving random values are attributed to their sites", program) {
+  const Loaded loaded = Load(program);
+  const CollectiveResult collectives = AnalyzeCollectives(*loaded.input.module);
+  std::map<std::string, int64_t> attributed;  // instruction -> sum of the sites' parts
+  for (const RngSite& site : loaded.rng.sites) {
+    for (const RngSiteCollective& c : site.collectives)
+      attributed[c.instruction] += c.wire_bytes_per_device;
+  }
+  for (const CollectiveOp& op : collectives.ops) {
+    const bool random = op.op_name.find("jit(_uniform)") != std::string::npos ||
+                        op.op_name.find("jit(_bernoulli)") != std::string::npos ||
+                        op.op_name.find("threefry") != std::string::npos ||
+                        op.op_name.find("rng_bit_generator") != std::string::npos;
+    const auto found = attributed.find(op.instruction);
+    INFO(op.instruction << " " << op.op_name);
+    const int64_t wire = op.wire_bytes_per_device * op.loop_multiplier;
+    if (random) {
+      REQUIRE(found != attributed.end());
+    }
+    if (found != attributed.end()) {
+      // The sites' parts (each rounded to a byte) make up at most the whole: a combined
+      // collective may also move other values.
+      CHECK(found->second > 0);
+      CHECK(found->second <= wire + static_cast<int64_t>(loaded.rng.sites.size()));
+    }
+  }
 }
 
 // Modules before optimizations call JAX's functions instead of inlining them: each call chain
