@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -170,18 +171,37 @@ std::optional<int64_t> Evaluate(const HloInstruction* instr, int64_t partition, 
   }
 }
 
-// Whether `instr`'s value depends on partition-id or replica-id.
-bool DependsOnDevice(const HloInstruction* instr, const Binding* binding, int depth) {
+// Whether `instr`'s value depends on partition-id or replica-id. Memoized per (instruction,
+// binding): the operand graph is a DAG with many paths to each node (XLA:TPU's modules reach
+// the same fusion operands thousands of ways).
+using DeviceMemo = std::map<std::pair<const HloInstruction*, const Binding*>, bool>;
+
+bool DependsOnDevice(const HloInstruction* instr, const Binding* binding, int depth,
+                     DeviceMemo& memo) {
   if (depth > kMaxDepth) return false;
+  const auto known = memo.find({instr, binding});
+  if (known != memo.end()) return known->second;
+  bool result = false;
   if (instr->opcode == Opcode::kParameter) {
     const auto [source, where] = Resolve(instr, binding);
-    return source != instr && DependsOnDevice(source, where, depth + 1);
+    result = source != instr && DependsOnDevice(source, where, depth + 1, memo);
+  } else if (instr->opcode == Opcode::kPartitionId || instr->opcode == Opcode::kReplicaId) {
+    result = true;
+  } else {
+    for (const HloInstruction* operand : instr->operands) {
+      if (DependsOnDevice(operand, binding, depth + 1, memo)) {
+        result = true;
+        break;
+      }
+    }
   }
-  if (instr->opcode == Opcode::kPartitionId || instr->opcode == Opcode::kReplicaId) return true;
-  for (const HloInstruction* operand : instr->operands) {
-    if (DependsOnDevice(operand, binding, depth + 1)) return true;
-  }
-  return false;
+  memo[{instr, binding}] = result;
+  return result;
+}
+
+bool DependsOnDevice(const HloInstruction* instr) {
+  DeviceMemo memo;
+  return DependsOnDevice(instr, nullptr, 0, memo);
 }
 
 }  // namespace
@@ -201,22 +221,21 @@ std::vector<DeviceOffset> DeviceOffsets(const std::vector<const HloInstruction*>
     stack.pop_back();
     if (!seen.insert(instr).second) continue;
     // The outermost scalar values that depend on the device: what the counters add.
-    if (IsIntegerScalar(instr) && instr->opcode != Opcode::kConstant &&
-        DependsOnDevice(instr, nullptr, 0)) {
+    if (IsIntegerScalar(instr) && instr->opcode != Opcode::kConstant && DependsOnDevice(instr)) {
       offsets.push_back({instr, nullptr});
       continue;
     }
     // A fusion that builds counters from the device's position (a table lookup fused in): the
     // outermost scalars inside it that depend on the device.
-    if (instr->opcode == Opcode::kFusion && !IsIntegerScalar(instr) &&
-        DependsOnDevice(instr, nullptr, 0)) {
+    if (instr->opcode == Opcode::kFusion && !IsIntegerScalar(instr) && DependsOnDevice(instr)) {
       const ir::HloComputation* fused = instr->Called("calls");
       const Binding binding{instr, nullptr};
+      DeviceMemo memo;  // one binding for the whole loop
       bool inside = false;
       for (const HloInstruction* i :
            fused != nullptr ? fused->instructions : std::vector<ir::HloInstruction*>{}) {
         if (!IsIntegerScalar(i) || i->opcode == Opcode::kConstant ||
-            !DependsOnDevice(i, &binding, 0)) {
+            !DependsOnDevice(i, &binding, 0, memo)) {
           continue;
         }
         bool outermost = i->users.empty();
