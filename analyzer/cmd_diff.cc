@@ -23,8 +23,9 @@ struct DiffCommandOptions {
   std::string b;
   std::string format = "text";
   std::string module_filter;
-  std::string stage = "all";  // --stage, both sides
-  size_t top = 10;            // buffer groups listed per category
+  std::string stage = "all";      // --stage, both sides
+  std::string platform = "auto";  // --platform, both sides
+  size_t top = 10;                // buffer groups listed per category
 };
 
 nlohmann::ordered_json SideJson(const dump::ModuleInput* input) {
@@ -36,6 +37,7 @@ int RunDiff(const DiffCommandOptions& options) {
   InputOptions side;
   side.module_filter = options.module_filter;
   side.stage = options.stage;
+  side.platform = options.platform;
   side.inputs = {options.a};
   LoadedOrExit a = LoadAllInputs(side);
   if (a.exit_code != kExitOk) return a.exit_code;
@@ -99,6 +101,7 @@ void RegisterDiffCommand(CLI::App& app, RunFn& run) {
   command->add_option("--module", options->module_filter,
                       "Only modules whose name contains this text");
   AddStageOption(*command, options->stage);
+  AddPlatformOption(*command, options->platform);
   command
       ->add_option("--top", options->top,
                    "Buffer groups listed per category (appeared, disappeared, changed)")

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analyzer/command.h"
+#include "analyzer/module_platform.h"
 #include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "analyzer/rng_sites_view.h"
@@ -30,6 +31,7 @@ void AddRematWhatIf(const dump::ModuleInput& input, passes::RngSiteResult& resul
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
   if (!residuals) return;
   passes::MemoryAnalysisOptions memory;
+  memory.platform = MemoryProfileOf(input);
   memory.per_device_from_shardings = IsUnpartitioned(input);
   memory.timeline_points = 1;
   memory.live_at_peak_limit = 1;

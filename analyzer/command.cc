@@ -32,6 +32,16 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format)
   command.add_option("--module", options.module_filter,
                      "Only modules whose name contains this text");
   AddStageOption(command, options.stage);
+  AddPlatformOption(command, options.platform);
+}
+
+void AddPlatformOption(CLI::App& command, std::string& platform) {
+  command
+      .add_option("--platform", platform,
+                  "The platform whose buffer-assignment rules size memory: cpu, gpu, tpu, or "
+                  "auto (decided from the dump: file names, layouts, custom calls)")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu", "tpu"}))
+      ->capture_default_str();
 }
 
 void AddStageOption(CLI::App& command, std::string& stage) {
@@ -148,6 +158,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     }
     for (const std::string& note : outcome.inputs.notes) std::cerr << "note: " << note << "\n";
     for (auto& module : outcome.inputs.modules) {
+      if (options.platform != "auto") module.platform = options.platform;
       for (const auto& warning : module.module->warnings) std::cerr << warning.ToString() << "\n";
       const int64_t hidden =
           module.module->warning_count - static_cast<int64_t>(module.module->warnings.size());

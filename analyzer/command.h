@@ -34,11 +34,15 @@ struct InputOptions {
   std::string format = "text";      // text | json
   std::string module_filter;        // --module
   std::string stage = "all";        // --stage: all | before_optimizations | after_optimizations
+  std::string platform = "auto";    // --platform: auto | cpu | gpu | tpu
 };
 
 // Adds the shared input options (positional FILE|DIR..., --format unless `with_format` is false,
-// --module, --stage) to a subcommand.
+// --module, --stage, --platform) to a subcommand.
 void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format = true);
+
+// Adds --platform alone (for commands with their own inputs): auto, cpu, gpu or tpu.
+void AddPlatformOption(CLI::App& command, std::string& platform);
 
 // Adds --stage alone (for commands with their own inputs): all, before, after,
 // before_optimizations, after_optimizations or unknown; stored as "all" or the full stage name.

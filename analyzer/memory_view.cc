@@ -8,6 +8,7 @@
 
 #include "analyzer/human_units.h"
 #include "analyzer/module_heading.h"
+#include "analyzer/module_platform.h"
 
 namespace spmdsim::analyzer {
 
@@ -22,7 +23,9 @@ std::string FileName(const std::string& path) { return fs::path(path).filename()
 MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
                                const passes::MemoryAnalysisOptions& options) {
   MemoryReport report;
-  report.prediction = passes::AnalyzePeakMemory(*input.module, options);
+  passes::MemoryAnalysisOptions sized = options;
+  sized.platform = MemoryProfileOf(input);
+  report.prediction = passes::AnalyzePeakMemory(*input.module, sized);
   XlaMemoryFigures& xla = report.xla;
   const auto load = [&](const std::string& path, auto loader, auto& slot) {
     if (path.empty()) return;
@@ -55,6 +58,14 @@ MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
     xla.temp_bytes = b.TempBytes();
     xla.source = FileName(paths.buffer_assignment);
   }
+  // XLA:TPU: memory_analysis() temp is not made of the allocations in the dump; the HBM
+  // preallocated temp of the buffer assignment is what spmdsim matches and reports beside its own.
+  if (sized.platform.platform == passes::Platform::kTpu && xla.buffer_assignment) {
+    if (xla.memory_analysis) xla.memory_analysis_temp_bytes = xla.temp_bytes;
+    xla.temp_bytes = xla.buffer_assignment->TempBytesOfColor(0);
+    xla.temp_source = FileName(paths.buffer_assignment) + ", HBM preallocated temp";
+    if (xla.source.empty()) xla.source = FileName(paths.buffer_assignment);
+  }
   if (!xla.source.empty()) {
     xla.peak_bytes =
         passes::PeakBytes(xla.argument_bytes, xla.output_bytes, xla.alias_bytes, xla.temp_bytes);
@@ -66,6 +77,8 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   const passes::PeakMemoryResult& r = report.prediction;
   nlohmann::ordered_json j;
   j["schedule"] = r.schedule;
+  j["platform"] = {{"name", passes::PlatformName(r.platform.platform)},
+                   {"decided_by", r.platform.decided_by}};
   j["sizes_from_shardings"] = r.per_device_from_shardings;
   j["num_partitions"] = r.num_partitions;
   j["peak_bytes"] = r.peak_bytes;
@@ -106,6 +119,19 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   j["buffers"] = r.buffer_count;
   j["temp_buffers"] = r.temp_buffer_count;
   j["notes"] = r.notes;
+  nlohmann::ordered_json other_spaces = nlohmann::ordered_json::array();
+  for (const passes::MemorySpaceUsage& space : r.memory_spaces) {
+    nlohmann::ordered_json s = {{"space", space.space},
+                                {"name", space.name},
+                                {"temp_bytes", space.temp_bytes},
+                                {"max_live_bytes", space.max_live_bytes},
+                                {"values", space.value_count}};
+    if (report.xla.buffer_assignment) {
+      s["xla_temp_bytes"] = report.xla.buffer_assignment->TempBytesOfColor(space.space);
+    }
+    other_spaces.push_back(std::move(s));
+  }
+  j["memory_spaces"] = std::move(other_spaces);
 
   const XlaMemoryFigures& x = report.xla;
   if (!x.found) {
@@ -121,15 +147,20 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
     xla["output_bytes"] = x.output_bytes;
     xla["alias_bytes"] = x.alias_bytes;
     xla["temp_bytes"] = x.temp_bytes;
+    if (!x.temp_source.empty()) {
+      xla["temp_source"] = x.temp_source;
+      xla["memory_analysis_temp_bytes"] = x.memory_analysis_temp_bytes >= 0
+                                              ? nlohmann::ordered_json(x.memory_analysis_temp_bytes)
+                                              : nlohmann::ordered_json(nullptr);
+    }
   }
   if (x.memory_analysis) xla["memory_analysis"] = x.memory_analysis->fields;
   if (x.buffer_assignment) {
     const dump::XlaBufferAssignment& b = *x.buffer_assignment;
-    xla["buffer_assignment"] = {{"allocations", b.allocations.size()},
-                                {"argument_bytes", b.ArgumentBytes()},
-                                {"output_bytes", b.OutputBytes()},
-                                {"alias_bytes", b.AliasBytes()},
-                                {"temp_bytes", b.TempBytes()}};
+    xla["buffer_assignment"] = {
+        {"allocations", b.allocations.size()}, {"argument_bytes", b.ArgumentBytes()},
+        {"output_bytes", b.OutputBytes()},     {"alias_bytes", b.AliasBytes()},
+        {"temp_bytes", b.TempBytes()},         {"hbm_temp_bytes", b.TempBytesOfColor(0)}};
   }
   if (x.memory_usage_report) {
     nlohmann::ordered_json spaces = nlohmann::ordered_json::array();
@@ -151,6 +182,18 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
 }
 
 namespace {
+
+std::string_view PlatformTitle(passes::Platform platform) {
+  switch (platform) {
+    case passes::Platform::kGpu:
+      return "XLA:GPU";
+    case passes::Platform::kTpu:
+      return "XLA:TPU";
+    case passes::Platform::kCpu:
+      break;
+  }
+  return "XLA:CPU";
+}
 
 std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias, int64_t temp) {
   return fmt::format("{:>11} = argument {} + output {} - alias {} + temp {}", HumanBytes(peak),
@@ -209,9 +252,9 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
                      const MemoryTextOptions& options) {
   const passes::PeakMemoryResult& r = report.prediction;
   out << ModuleHeading(input.module->name, input.stage, input.path);
-  out << fmt::format("  memory per device: {}{}, {} positions\n", r.schedule,
-                     r.per_device_from_shardings ? ", sizes from shardings" : "",
-                     r.schedule_length);
+  out << fmt::format("  memory per device: {}{}, {} positions; {} rules ({})\n", r.schedule,
+                     r.per_device_from_shardings ? ", sizes from shardings" : "", r.schedule_length,
+                     PlatformTitle(r.platform.platform), r.platform.decided_by);
   out << "    peak  "
       << Terms(r.peak_bytes, r.argument_bytes, r.output_bytes, r.alias_bytes, r.temp_bytes) << "\n";
   const XlaMemoryFigures& x = report.xla;
@@ -219,12 +262,30 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
     out << "    XLA   "
         << Terms(x.peak_bytes, x.argument_bytes, x.output_bytes, x.alias_bytes, x.temp_bytes)
         << "  (" << x.source << ")\n";
+    if (!x.temp_source.empty()) {
+      out << "          temp: " << x.temp_source;
+      if (x.memory_analysis_temp_bytes >= 0) {
+        out << "; memory_analysis() says " << HumanBytes(x.memory_analysis_temp_bytes)
+            << ", which libtpu does not break down in the dump";
+      }
+      out << "\n";
+    }
   }
   for (const std::string& error : x.errors) out << "    (unreadable: " << error << ")\n";
   for (const std::string& note : r.notes) out << "    note: " << note << "\n";
   out << fmt::format("    temp  heap {} ({} best fit; {} live at most) + {} of tuple tables\n",
                      HumanBytes(r.heap_bytes), r.packing_order, HumanBytes(r.max_live_temp_bytes),
                      HumanBytes(r.tuple_table_bytes));
+  for (const passes::MemorySpaceUsage& space : r.memory_spaces) {
+    std::string xla_figure;
+    if (x.buffer_assignment) {
+      xla_figure = ", XLA " + HumanBytes(x.buffer_assignment->TempBytesOfColor(space.space));
+    }
+    const std::string number = fmt::format("S({})", space.space);
+    out << fmt::format("    {}: temp {}{} ({} values; not in the figures above)\n",
+                       space.name == number ? number : space.name + " (" + number + ")",
+                       HumanBytes(space.temp_bytes), xla_figure, space.value_count);
+  }
   if (r.peak_time >= 0) {
     out << fmt::format("  peak at position {}: {} ({}); {} buffers live, largest first:\n",
                        r.peak_time, r.peak_instruction, r.peak_opcode, r.live_at_peak_count);

@@ -46,6 +46,11 @@ struct XlaMemoryFigures {
   int64_t temp_bytes = 0;
   int64_t peak_bytes = 0;
   std::string source;
+  // Where temp_bytes comes from when not from `source` alone: on XLA:TPU, the HBM (color 0)
+  // preallocated temp of the buffer assignment, since libtpu's memory_analysis() temp is not the
+  // sum of any allocations the dump lists (docs/MEMORY.md); empty otherwise.
+  std::string temp_source;
+  int64_t memory_analysis_temp_bytes = -1;  // memory_analysis()'s own temp when replaced above
   std::optional<dump::XlaBufferAssignment> buffer_assignment;
   std::optional<dump::XlaMemoryUsageReport> memory_usage_report;
   std::optional<dump::XlaLiveRange> live_range;

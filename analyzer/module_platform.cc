@@ -27,6 +27,26 @@ std::string Lower(std::string text) {
   return text;
 }
 
+bool HasGpuMarks(const ir::HloModule& module) {
+  static constexpr std::string_view kConfigFields[] = {
+      "\"fusion_backend_config\"", "\"force_earliest_schedule\"", "\"operation_queue_id\"",
+      "\"collective_backend_config\""};
+  static constexpr std::string_view kTargets[] = {"__cublas$", "__cudnn$", "__triton"};
+  for (const ir::HloComputation* computation : module.computations) {
+    for (const ir::HloInstruction* instr : computation->instructions) {
+      const std::string_view config = instr->backend_config();
+      for (std::string_view field : kConfigFields) {
+        if (config.find(field) != std::string_view::npos) return true;
+      }
+      const std::string_view target = instr->custom_call_target();
+      for (std::string_view prefix : kTargets) {
+        if (target.substr(0, prefix.size()) == prefix) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // "module_0001.jit_step.sm_9.0a_gpu_after_optimizations.txt" -> "9.0a"; "" when not there.
 std::string GpuArch(const std::string& name, size_t gpu_at) {
   const size_t sm = name.rfind("sm_", gpu_at);
@@ -68,8 +88,43 @@ ModulePlatform PlatformOf(const dump::ModuleInput& input) {
     platform.gpu_arch = GpuArch(name, gpu);
   } else if (name.find("cpu_after_optimizations") != std::string::npos) {
     platform.kind = PlatformKind::kCpu;
+  } else if (HasGpuMarks(*input.module)) {
+    platform.kind = PlatformKind::kGpu;
+  } else {
+    // A module before optimizations: its optimized files beside it name the platform.
+    for (const std::string& path : input.files.after_optimizations) {
+      const std::string other = Lower(std::filesystem::path(path).filename().string());
+      if (const size_t at = other.find("_gpu_after_optimizations"); at != std::string::npos) {
+        platform.kind = PlatformKind::kGpu;
+        platform.gpu_arch = GpuArch(other, at);
+        break;
+      }
+      if (other.find("cpu_after_optimizations") != std::string::npos) {
+        platform.kind = PlatformKind::kCpu;
+        break;
+      }
+    }
   }
   return platform;
+}
+
+passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input) {
+  if (const auto named = passes::ParsePlatform(input.platform)) {
+    return passes::PlatformProfile::For(*named, "--platform");
+  }
+  const ModulePlatform platform = PlatformOf(input);
+  switch (platform.kind) {
+    case PlatformKind::kCpu:
+      return passes::PlatformProfile::For(passes::Platform::kCpu, "the dump");
+    case PlatformKind::kGpu:
+      return passes::PlatformProfile::For(passes::Platform::kGpu, "the dump");
+    case PlatformKind::kTpu:
+      return passes::PlatformProfile::For(passes::Platform::kTpu, "the dump");
+    case PlatformKind::kUnknown:
+      break;
+  }
+  return passes::PlatformProfile::For(
+      passes::Platform::kCpu, "assumed: the dump does not name its platform; --platform sets it");
 }
 
 }  // namespace spmdsim::analyzer

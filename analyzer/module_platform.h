@@ -6,13 +6,18 @@
 //   - XLA:GPU and XLA:CPU name their after-optimizations files
 //     `module_NNNN.NAME.sm_9.0a_gpu_after_optimizations.txt` (the compute capability) and
 //     `module_NNNN.NAME.cpu_after_optimizations.txt`.
-// A GPU or CPU module before optimizations (`NAME.before_optimizations.txt`), or a file the user
-// renamed, says nothing: kUnknown.
+//   - without a telling file name, XLA:GPU's own marks in the module: GpuBackendConfig fields in
+//     backend configs (xla/service/gpu/backend_configs.proto: "fusion_backend_config",
+//     "force_earliest_schedule", "operation_queue_id", "collective_backend_config") and the
+//     custom calls only XLA:GPU emits (__cublas$..., __cudnn$..., __triton...).
+// A module before optimizations (`NAME.before_optimizations.txt`) takes the platform its
+// optimized files beside it name; alone, or in a file the user renamed, it says nothing: kUnknown.
 #pragma once
 
 #include <string>
 
 #include "dump/module_loader.h"
+#include "passes/platform_profile.h"
 
 namespace spmdsim::analyzer {
 
@@ -27,5 +32,9 @@ struct ModulePlatform {
 };
 
 ModulePlatform PlatformOf(const dump::ModuleInput& input);
+
+// The buffer-assignment rules memory is sized by: the platform the user named (--platform), else
+// the one the dump names, else XLA:CPU's (said so in `decided_by`).
+passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input);
 
 }  // namespace spmdsim::analyzer

@@ -1,5 +1,6 @@
 #include "analyzer/module_report.h"
 
+#include "analyzer/module_platform.h"
 #include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
 #include "passes/rng_remat_saving.h"
@@ -13,6 +14,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   const std::string name(input.module->name);
   progress.Update(name + ": memory");
   passes::MemoryAnalysisOptions memory = options.memory;
+  memory.platform = MemoryProfileOf(input);
   memory.per_device_from_shardings = options.per_device_for_unpartitioned && IsUnpartitioned(input);
   report.memory = BuildMemoryReport(input, memory);
   progress.Update(name + ": collectives");

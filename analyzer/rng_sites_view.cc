@@ -148,8 +148,9 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
 std::string RematWhatIfText(const passes::RngRematWhatIf& remat) {
   if (!remat.ran) return "";
   if (remat.buffers == 0) {
-    return "remat what-if: none of the held buffers is a temporary of the heap (XLA placed them "
-           "in allocations of their own), so recomputing them leaves the peak as it is";
+    return "remat what-if: none of the held buffers is a temporary of the device-memory heap "
+           "(XLA placed them in allocations of their own, or in another memory space such as a "
+           "TPU's VMEM), so recomputing them leaves the peak as it is";
   }
   return fmt::format(
       "remat what-if: recomputing the {} random-bit buffers held across the forward/backward "

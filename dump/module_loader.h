@@ -24,6 +24,9 @@ struct ModuleInput {
   std::string stage;  // "before_optimizations", "after_optimizations" or "unknown"
   std::unique_ptr<ir::HloModule> module;
   ModuleFileSet files;  // XLA's files beside it; all empty for standard input and the demo
+  // The platform the user named for it (--platform: "cpu", "gpu", "tpu"); empty when the dump
+  // decides (analyzer/module_platform.h).
+  std::string platform;
 };
 
 struct LoadedInputs {

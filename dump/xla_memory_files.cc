@@ -111,6 +111,8 @@ bool ParseAllocationLine(std::string_view line, XlaBufferAssignment::Allocation&
   }
   int64_t parameter = -1;
   if (IntAfter(flags, ", parameter ", parameter)) allocation.parameter = parameter;
+  int64_t color = 0;
+  if (IntAfter(flags, ", color ", color)) allocation.color = color;
   allocation.maybe_live_out = flags.find("maybe-live-out") != std::string::npos;
   allocation.constant = flags.find(", constant") != std::string::npos;
   allocation.thread_local_ = flags.find("thread-local") != std::string::npos;
@@ -149,6 +151,14 @@ int64_t XlaBufferAssignment::TempBytes() const {
   int64_t total = 0;
   for (const Allocation& a : allocations) {
     if (a.preallocated_temp) total = ir::SaturatingAdd(total, a.size);
+  }
+  return total;
+}
+
+int64_t XlaBufferAssignment::TempBytesOfColor(int64_t color) const {
+  int64_t total = 0;
+  for (const Allocation& a : allocations) {
+    if (a.preallocated_temp && a.color == color) total = ir::SaturatingAdd(total, a.size);
   }
   return total;
 }

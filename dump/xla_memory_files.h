@@ -53,6 +53,7 @@ struct XlaBufferAssignment {
     bool thread_local_ = false;
     bool preallocated_temp = false;
     bool output_tuple = false;  // "output shape is |...|"
+    int64_t color = 0;          // ", color N," (the memory space; absent for 0)
     std::vector<Value> values;
   };
   std::vector<Allocation> allocations;
@@ -61,7 +62,9 @@ struct XlaBufferAssignment {
   int64_t ArgumentBytes() const;
   int64_t OutputBytes() const;  // maybe-live-out allocations
   int64_t AliasBytes() const;   // parameter allocations that are also maybe-live-out
-  int64_t TempBytes() const;    // the preallocated temp allocation(s)
+  int64_t TempBytes() const;    // the preallocated temp allocation(s), every color
+  // The preallocated temp allocation(s) of one color (memory space): 0 is device memory (HBM).
+  int64_t TempBytesOfColor(int64_t color) const;
 };
 
 struct XlaMemoryUsageReport {

@@ -77,8 +77,14 @@ class PeakMemoryBuilder {
           "their operands or users (an estimate)");
     }
     if (module_.entry == nullptr) return std::move(result_);
+    result_.platform = options_.platform;
     ClassifyBuffers();
     AssignToExistingAllocations();
+    // Each memory space other than the default one is a heap of its own (XLA runs the heap
+    // simulation per buffer color); the default space's goes last, as the peak listing and the
+    // curve read its recorder.
+    for (int64_t space : OtherMemorySpaces()) SimulateOtherSpace(space);
+    active_space_ = 0;
     SimulateHeap();
     PackHeap();
     CombineTemp();
@@ -91,7 +97,42 @@ class PeakMemoryBuilder {
 
  private:
   int64_t SlotBytes(int32_t slot) const {
-    return sharding_ != nullptr ? sharding_->SlotBytes(slot) : df_.SlotShape(slot).ByteSize();
+    return sharding_ != nullptr ? sharding_->SlotBytes(slot)
+                                : options_.platform.BufferBytes(df_.SlotShape(slot));
+  }
+  int64_t ValueSpace(int32_t value_id) const {
+    return options_.platform.MemorySpaceOf(df_.SlotShape(df_.value(value_id).slot));
+  }
+  // XLA gives all values of one buffer the same color; the first value's space stands for all.
+  int64_t BufferSpace(const HloBuffer& buffer) const {
+    return buffer.values.empty() ? 0 : ValueSpace(buffer.values.front());
+  }
+
+  std::set<int64_t> OtherMemorySpaces() const {
+    std::set<int64_t> spaces;
+    for (const HloBuffer& buffer : alias_.buffers()) {
+      if (kind_[buffer.id] != BufferKind::kTemp) continue;
+      if (const int64_t space = BufferSpace(buffer); space != 0) spaces.insert(space);
+    }
+    return spaces;
+  }
+
+  // Packs the temporaries of memory space `space` into their own heap and records its size.
+  void SimulateOtherSpace(int64_t space) {
+    active_space_ = space;
+    SimulateHeap();
+    HeapPackOptions pack;
+    pack.alignment = options_.platform.TempAlignment(space);
+    const HeapPackResult packed = PackBestFit(recorder_.intervals(), pack);
+    MemorySpaceUsage usage;
+    usage.space = space;
+    usage.name = options_.platform.MemorySpaceName(space);
+    usage.temp_bytes = packed.heap_size;
+    usage.max_live_bytes = recorder_.peak_live_bytes();
+    for (const HloValue& value : df_.values()) usage.value_count += IsHeapValue(value.id) ? 1 : 0;
+    result_.memory_spaces.push_back(std::move(usage));
+    recorder_ = HeapRecorder();
+    tick_time_.clear();
   }
   int64_t ValueBytes(int32_t value_id) const { return SlotBytes(df_.value(value_id).slot); }
   int64_t BufferBytes(const HloBuffer& buffer) const {
@@ -157,6 +198,7 @@ class PeakMemoryBuilder {
 
   struct Allocation {
     int64_t size = 0;
+    int64_t space = 0;      // memory space (XLA's buffer color)
     bool readonly = false;  // a parameter that is not donated
     std::vector<int32_t> values;
     bool unranged = false;  // holds a value without a live range: nothing else goes in
@@ -298,6 +340,7 @@ class PeakMemoryBuilder {
 
   bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes) {
     if (bytes > allocation.size || allocation.readonly || allocation.unranged) return false;
+    if (allocation.space != BufferSpace(buffer)) return false;
     if (buffer.live_out && allocation.size != bytes) return false;
     for (int32_t id : buffer.values) {
       if (!lr_.HasRange(id) || allocation.timeline.StrictlyOverlaps(lr_.Range(id))) return false;
@@ -350,7 +393,7 @@ class PeakMemoryBuilder {
       const int64_t bytes = BufferBytes(buffer);
       const BufferKind kind = kind_[buffer_id];
       const auto add = [&](bool readonly) {
-        allocations.push_back(Allocation{bytes, readonly, {}, {}, {}});
+        allocations.push_back(Allocation{bytes, BufferSpace(buffer), readonly, {}, {}, {}});
         AddValues(allocations.back(), buffer.values);
         allocation_of_buffer[buffer_id] = static_cast<int32_t>(allocations.size() - 1);
         return static_cast<int32_t>(allocations.size() - 1);
@@ -373,6 +416,7 @@ class PeakMemoryBuilder {
         if (aliased) registered.push_back(index);
         continue;
       }
+      if (!options_.platform.ReusesArgumentAndOutputAllocations()) continue;
       // An operand's allocation, then the registered ones, newest first.
       bool placed = false;
       for (int32_t id : buffer.values) {
@@ -411,7 +455,9 @@ class PeakMemoryBuilder {
   }
 
   bool IsHeapValue(int32_t value_id) const {
-    return kind_[alias_.BufferIdOf(value_id)] == BufferKind::kTemp && lr_.HasRange(value_id);
+    const int32_t buffer = alias_.BufferIdOf(value_id);
+    return kind_[buffer] == BufferKind::kTemp && lr_.HasRange(value_id) &&
+           BufferSpace(alias_.buffers()[buffer]) == active_space_;
   }
 
   // Replays the schedule as XLA's HeapSimulator::RunComputation does: at each position, the
@@ -433,7 +479,8 @@ class PeakMemoryBuilder {
     range_end_.assign(df_.values().size(), -1);
     // Buffers recomputed late (options_.recompute_values) are not replayed value by value: each
     // becomes one or two copies, [start, last early read] and [first late read, end].
-    const std::map<int32_t, BufferSplit> splits = RecomputeSplits();
+    const std::map<int32_t, BufferSplit> splits =
+        active_space_ == 0 ? RecomputeSplits() : std::map<int32_t, BufferSplit>{};
     // (value named for the copy, size, free time) allocated at each position.
     std::vector<std::vector<std::tuple<int32_t, int64_t, int64_t>>> copies(
         static_cast<size_t>(end_time + 1));
@@ -599,7 +646,7 @@ class PeakMemoryBuilder {
 
   void PackHeap() {
     HeapPackOptions pack;
-    pack.alignment = options_.alignment;
+    pack.alignment = options_.platform.TempAlignment(0);
     packed_ = PackBestFit(recorder_.intervals(), pack);
     result_.heap_bytes = packed_.heap_size;
     result_.packing_order = PackingOrderName(packed_.chosen);
@@ -637,11 +684,14 @@ class PeakMemoryBuilder {
     int64_t size = result_.heap_bytes;
     bool any = result_.heap_bytes > 0;
     for (const auto& [bytes, id] : tables) {
-      result_.tuple_table_bytes = ir::SaturatingAdd(result_.tuple_table_bytes, bytes);
-      size = any ? ir::SaturatingAdd(AlignUp(size, options_.alignment), bytes) : bytes;
+      size =
+          any ? ir::SaturatingAdd(AlignUp(size, options_.platform.TempAlignment(0)), bytes) : bytes;
       any = true;
     }
     result_.temp_bytes = size;
+    // What the tables add to temp, the alignment between them included (XLA:TPU puts each at a
+    // 16 KiB boundary).
+    result_.tuple_table_bytes = size - result_.heap_bytes;
   }
 
   LiveBuffer Describe(int32_t value_id, int64_t size, const char* kind) const {
@@ -766,6 +816,7 @@ class PeakMemoryBuilder {
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
   HeapPackResult packed_;
+  int64_t active_space_ = 0;  // the memory space SimulateHeap replays
   PeakMemoryResult result_;
 };
 

@@ -1,5 +1,5 @@
 // Peak memory per device from the HLO alone, split the way XLA's compiled.memory_analysis()
-// splits it, calibrated against XLA:CPU's buffer assignment:
+// splits it, by the buffer-assignment rules of the module's platform (platform_profile.h):
 //
 //   argument  every entry-parameter buffer
 //   output    every buffer that lives out of the module (the root tuple table, donated
@@ -9,6 +9,11 @@
 //             heap simulation (heap_simulation.h) over the flattened schedule, followed by one
 //             slot per tuple-shaped buffer (while-loop state tables), as XLA combines them
 //   peak      argument + output - alias + temp
+//
+// All four are the default memory space's (HBM on a TPU). Values of other memory spaces (a
+// layout's S(n): TPU VMEM and SMEM, host memory) are packed into a heap of their own each, listed
+// in PeakMemoryResult::memory_spaces, and left out of the figures above, the peak listing and the
+// curve: XLA gives each memory space (buffer color) its own allocations.
 //
 // Constants, and buffers of computations that run inside one instruction (fusion bodies,
 // reduction functions), are not in any of these, as in XLA.
@@ -26,13 +31,13 @@
 
 #include "ir/hlo.h"
 #include "passes/heap_simulation.h"
+#include "passes/platform_profile.h"
 
 namespace spmdsim::passes {
 
 struct MemoryAnalysisOptions {
-  // Alignment of every temp buffer, and of the pieces combined into the temp allocation
-  // (XLA:CPU: 64).
-  int64_t alignment = 64;
+  // The platform's buffer sizes, alignments and memory spaces (XLA:CPU's unless told).
+  PlatformProfile platform;
   // Size the buffers of a module that is not partitioned yet per device, from the shardings
   // (sharding_sizes.h). Off: the sizes of the shapes as written.
   bool per_device_from_shardings = false;
@@ -79,10 +84,21 @@ struct TimelinePoint {
   int64_t live_bytes = 0;  // argument + output - alias + tuple tables + live temporaries
 };
 
+// The temporaries of one memory space other than the default one, packed as XLA packs that
+// space's preallocated temp allocation.
+struct MemorySpaceUsage {
+  int64_t space = 0;  // S(n)
+  std::string name;   // "VMEM", "SMEM", "host", "S(6)"
+  int64_t temp_bytes = 0;
+  int64_t max_live_bytes = 0;
+  int64_t value_count = 0;
+};
+
 struct PeakMemoryResult {
   // How the schedule was obtained: "module schedule" (is_scheduled=true) or "dependency order
   // (module not scheduled)".
   std::string schedule;
+  PlatformProfile platform;
   bool per_device_from_shardings = false;
   int64_t num_partitions = 1;
 
@@ -94,7 +110,8 @@ struct PeakMemoryResult {
 
   // How temp_bytes is made up.
   int64_t heap_bytes = 0;           // the packed heap of temporaries
-  int64_t tuple_table_bytes = 0;    // tuple-shaped buffers appended after the heap
+  int64_t tuple_table_bytes = 0;    // tuple-shaped buffers appended after the heap, with the
+                                    // alignment padding before each
   int64_t max_live_temp_bytes = 0;  // largest sum of live temporaries (no fragmentation)
   std::string packing_order;        // the order that gave the smaller heap
   int64_t spatial_heap_bytes = 0;
@@ -107,6 +124,8 @@ struct PeakMemoryResult {
   int64_t live_at_peak_count = 0;        // before the listing was cut to the limit
   std::vector<TimelinePoint> timeline;
   std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
+  // Memory spaces other than the default one that hold temporaries, by space number.
+  std::vector<MemorySpaceUsage> memory_spaces;
 
   // recompute_values that were split: freed after `freed_after`, recomputed at `recomputed_at`.
   struct Recomputed {

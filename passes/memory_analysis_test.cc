@@ -81,8 +81,8 @@ TEST_CASE("the loop module: donation, tuple tables after the heap") {
   CHECK(r.alias_bytes == 32);             // a is donated to output {0}
   CHECK(r.output_bytes == 32 + 32 + 16);  // a's buffer, sum, the root tuple table
   // The while state's tuple table (2 pointers) follows the heap, aligned to 64.
-  CHECK(r.tuple_table_bytes == 16);
   CHECK(r.temp_bytes == (r.heap_bytes + 63) / 64 * 64 + 16);
+  CHECK(r.tuple_table_bytes == r.temp_bytes - r.heap_bytes);
   CHECK(r.peak_bytes == r.argument_bytes + r.output_bytes - r.alias_bytes + r.temp_bytes);
   // The listing names every argument and output allocation too.
   bool listed_b = false;
@@ -126,6 +126,64 @@ TEST_CASE("the memory curve has at most the requested points, each a maximum") {
   for (const TimelinePoint& p : r.timeline) high = std::max(high, p.live_bytes);
   CHECK(high <= r.peak_bytes);
   CHECK(high >= r.argument_bytes + r.output_bytes - r.alias_bytes);
+}
+
+TEST_CASE("XLA:TPU rules: a heap per memory space, 16 KiB slots, 512-byte tuple tables") {
+  const auto module = Parse(R"(HloModule tpu, is_scheduled=true
+
+ENTRY %main (p: f32[8,128]) -> f32[8,128] {
+  %p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %a = f32[8,128]{1,0:T(8,128)S(1)} copy(%p)
+  %b = f32[8,128]{1,0:T(8,128)S(1)} exponential(%a)
+  %c = f32[8,128]{1,0:T(8,128)} copy(%b)
+  %t = (f32[8,128]{1,0:T(8,128)}, f32[8,128]{1,0:T(8,128)}) tuple(%c, %c)
+  %g = f32[8,128]{1,0:T(8,128)} get-tuple-element(%t), index=0
+  ROOT %out = f32[8,128]{1,0:T(8,128)} negate(%g)
+}
+)");
+  MemoryAnalysisOptions tpu;
+  tpu.platform = PlatformProfile::For(Platform::kTpu);
+  const PeakMemoryResult r = AnalyzePeakMemory(*module, tpu);
+  CHECK(r.argument_bytes == 4096);
+  CHECK(r.output_bytes == 4096);
+  // HBM: c alone in the heap; t's table (512 B) at the next 16 KiB boundary.
+  CHECK(r.heap_bytes == 4096);
+  CHECK(r.temp_bytes == 16384 + 512);
+  CHECK(r.tuple_table_bytes == 16384 + 512 - 4096);
+  // VMEM: a and b, b in a's space as it dies; not in the HBM figures.
+  REQUIRE(r.memory_spaces.size() == 1);
+  CHECK(r.memory_spaces[0].space == 1);
+  CHECK(r.memory_spaces[0].name == "VMEM");
+  CHECK(r.memory_spaces[0].temp_bytes == 4096);
+  CHECK(r.memory_spaces[0].value_count == 2);
+  for (const LiveBuffer& b : r.live_at_peak) CHECK(b.instruction != "a");
+
+  // The same module by XLA:CPU's rules: the layouts still say S(1); c takes the output's
+  // allocation (it dies as out is defined), which leaves the table of two 8-byte pointers.
+  const PeakMemoryResult cpu = AnalyzePeakMemory(*module);
+  CHECK(cpu.memory_spaces.size() == 1);
+  CHECK(cpu.heap_bytes == 0);
+  CHECK(cpu.temp_bytes == 16);
+}
+
+TEST_CASE("XLA:TPU rules: a temporary never takes an output's allocation") {
+  const auto module = Parse(R"(HloModule tpu_reuse, is_scheduled=true
+
+ENTRY %main (p: f32[8,128]) -> f32[8,128] {
+  %p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %e = f32[8,128]{1,0:T(8,128)} exponential(%p)
+  %s = f32[8,128]{1,0:T(8,128)} sqrt(%e)
+  %n = f32[8,128]{1,0:T(8,128)} negate(%p)
+  ROOT %out = f32[8,128]{1,0:T(8,128)} add(%s, %n)
+}
+)");
+  // By XLA:CPU's rules e (dead before out) may live in out's allocation; XLA:TPU gives it a slot.
+  MemoryAnalysisOptions tpu;
+  tpu.platform = PlatformProfile::For(Platform::kTpu);
+  const PeakMemoryResult on_tpu = AnalyzePeakMemory(*module, tpu);
+  const PeakMemoryResult on_cpu = AnalyzePeakMemory(*module);
+  CHECK(on_tpu.temp_buffer_count > on_cpu.temp_buffer_count);
+  CHECK(on_tpu.temp_bytes >= 4096);
 }
 
 }  // namespace
