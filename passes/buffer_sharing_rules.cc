@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <deque>
+#include <optional>
 #include <unordered_set>
 
 namespace spmdsim::passes {
@@ -224,6 +226,7 @@ std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
       return pairs;
     }
     case Opcode::kCustomCall:
+    case Opcode::kAsyncStart:  // e.g. an async all-reduce writing into its operand: {{1}: (0, {})}
       return ParseOutputToOperandAliasing(instruction.FindAttribute("output_to_operand_aliasing"));
     case Opcode::kFusion:
       return FusionInPlacePairs(instruction, memo);
@@ -393,9 +396,180 @@ bool IsElementwiseOnOperand(const HloInstruction& instruction, int64_t operand_n
   return IsElementwiseOnOperand(instruction, operand_number, memo);
 }
 
+namespace {
+
+const HloInstruction* SkipBitcast(const HloInstruction* instr) {
+  return instr->opcode == Opcode::kBitcast && !instr->operands.empty() ? instr->operands[0] : instr;
+}
+
+// The reduction a reduction-emitter fusion computes first (HloFusionAnalysis::FindHeroReduction):
+// a reduce among the fusion's outputs, seen through bitcasts and elementwise epilogues of one
+// operand; null when the fusion is not a reduction.
+const HloInstruction* HeroReduction(const HloComputation& fused) {
+  std::vector<const HloInstruction*> roots;
+  if (fused.root->opcode == Opcode::kTuple) {
+    roots.assign(fused.root->operands.begin(), fused.root->operands.end());
+  } else {
+    roots.push_back(fused.root);
+  }
+  for (const HloInstruction* root : roots) {
+    const HloInstruction* at = root;
+    while (at->opcode != Opcode::kReduce && at->operands.size() == 1 &&
+           (at->opcode == Opcode::kBitcast || IsElementwiseOpcode(at->opcode))) {
+      at = at->operands[0];
+    }
+    if (at->opcode == Opcode::kReduce) return at;
+  }
+  return nullptr;
+}
+
+int64_t FirstOperandIndex(const HloInstruction& user, const HloInstruction* operand) {
+  for (size_t i = 0; i < user.operands.size(); ++i) {
+    if (user.operands[i] == operand) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// The number after `key` in a backend config's JSON ("1", 1, 1.5); 0 when absent or unreadable.
+double JsonNumberAfter(std::string_view config, std::string_view key) {
+  const size_t at = config.find(key);
+  if (at == std::string_view::npos) return 0.0;
+  std::string number;
+  for (char c : config.substr(at + key.size())) {
+    if (c == '"' || c == ' ') continue;
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != 'e' &&
+        c != 'E' && c != '+') {
+      break;
+    }
+    number += c;
+  }
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  return end != nullptr && *end == '\0' && !number.empty() ? value : 0.0;
+}
+
+bool IsEffectiveScalar(const ir::Shape& shape) {
+  return shape.IsArray() && shape.ElementCount() == 1;
+}
+
+// xla/service/gpu/buffer_sharing.cc FusionCanShareBufferHint: the fused parameter reaches the
+// output through elementwise operations and bitcasts only, in the output's iteration order.
+bool GpuFusionPathAllowsSharing(const HloInstruction& fusion, int64_t operand_number,
+                                const ShapeIndex& user_index, SharingRuleMemo& memo) {
+  const HloComputation* fused = fusion.Called("calls");
+  const HloInstruction* param = FusedParameter(fusion, operand_number);
+  if (fused == nullptr || fused->root == nullptr || param == nullptr) return false;
+  const HloInstruction* output = fused->root;
+  const bool multi_output = output->opcode == Opcode::kTuple;
+  if (multi_output) {
+    if (user_index.empty() || user_index[0] < 0 ||
+        static_cast<size_t>(user_index[0]) >= output->operands.size()) {
+      return false;
+    }
+    output = output->operands[static_cast<size_t>(user_index[0])];
+  }
+  const HloInstruction* non_bitcast_root = SkipBitcast(output);
+  const HloInstruction* hero = HeroReduction(*fused);
+  std::deque<const HloInstruction*> queue = {param};
+  std::unordered_set<const HloInstruction*> visited = {param};
+  bool found_path_to_output = false;
+  while (!queue.empty()) {
+    const HloInstruction* current = queue.front();
+    queue.pop_front();
+    if (current == output) found_path_to_output = true;
+    if (current == hero) continue;  // the reduction is computed before the outputs are written
+    for (const HloInstruction* hlo : current->users) {
+      if (visited.insert(hlo).second) queue.push_back(hlo);
+      const int64_t at = FirstOperandIndex(*hlo, current);
+      if (hlo == non_bitcast_root && hlo->opcode == Opcode::kScatter) {
+        const auto inputs =
+            static_cast<int64_t>(hlo->shape.IsTuple() ? hlo->shape.tuple_shapes().size() : 1);
+        if (at < inputs && std::count(hlo->operands.begin(), hlo->operands.end(), current) == 1) {
+          continue;
+        }
+      }
+      if (non_bitcast_root->opcode == Opcode::kDynamicUpdateSlice &&
+          hlo->opcode == Opcode::kDynamicSlice && non_bitcast_root->operands.size() >= 2 &&
+          !hlo->operands.empty() && non_bitcast_root->operands[0] == hlo->operands[0] &&
+          hlo->shape == non_bitcast_root->operands[1]->shape) {
+        // The same slice read and written is safe; different slices might overlap.
+        if (!IsEffectiveScalar(hlo->shape) ||
+            !IsEffectiveScalar(non_bitcast_root->operands[1]->shape)) {
+          for (size_t i = 1; i < hlo->operands.size(); ++i) {
+            if (i + 1 >= non_bitcast_root->operands.size() ||
+                hlo->operands[i] != non_bitcast_root->operands[i + 1]) {
+              return false;
+            }
+          }
+        }
+      } else if ((!IsElementwiseOnOperand(*hlo, at, memo) || hlo->opcode == Opcode::kCopy) &&
+                 hlo->opcode != Opcode::kBitcast && hlo->opcode != Opcode::kTuple && hlo != hero) {
+        if (hlo != non_bitcast_root || hlo->opcode != Opcode::kDynamicUpdateSlice || at != 1) {
+          return false;
+        }
+      }
+    }
+  }
+  if (multi_output && !IsElementwise(*non_bitcast_root, memo)) {
+    for (const HloInstruction* other : fused->root->operands) {
+      if (other != output && visited.count(other) != 0) return false;
+    }
+  }
+  return found_path_to_output;
+}
+
+// XLA:GPU's CanShareBufferHint; nullopt where it leaves the decision to the default rules.
+std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloInstruction& operand,
+                                   const HloInstruction& user, int32_t user_slot,
+                                   SharingRuleMemo& memo) {
+  const ShapeIndex user_index = dataflow.SlotIndex(user_slot);
+  switch (user.opcode) {
+    case Opcode::kAllReduce:
+    case Opcode::kCollectiveBroadcast:
+      return user.operands.size() == 1 ||
+             (user_index.size() == 1 && user_index[0] >= 0 &&
+              static_cast<size_t>(user_index[0]) < user.operands.size() &&
+              user.operands[static_cast<size_t>(user_index[0])] == &operand);
+    case Opcode::kCustomCall: {
+      const std::string_view target = user.custom_call_target();
+      if (target == "__cublas$lt$matmul") {
+        // gemm_backend_config's beta: the bias is accumulated into, so it may be overwritten.
+        return JsonNumberAfter(user.backend_config(), "\"beta\":") != 0.0 &&
+               user.operands.size() > 2 && user.operands[2] == &operand;
+      }
+      if (target == "__cusolver$cholesky") return user_index.size() == 1 && user_index[0] == 0;
+      return false;
+    }
+    case Opcode::kFusion: {
+      const ir::Shape& operand_shape = operand.shape;
+      const ir::Shape& user_shape = dataflow.SlotShape(user_slot);
+      if (!(operand_shape == user_shape)) {
+        if (!operand_shape.IsArray() || !user_shape.IsArray()) return false;
+        if (operand_shape.ElementCount() != user_shape.ElementCount()) return false;
+        if (ir::PrimitiveTypeBitWidth(operand_shape.element_type()) !=
+            ir::PrimitiveTypeBitWidth(user_shape.element_type())) {
+          return false;
+        }
+      }
+      const int64_t operand_number = OperandIndexOf(user, operand);
+      const auto key = std::make_tuple(&user, operand_number, user_index);
+      if (const auto it = memo.gpu_fusion_hint.find(key); it != memo.gpu_fusion_hint.end()) {
+        return it->second;
+      }
+      const bool allowed = GpuFusionPathAllowsSharing(user, operand_number, user_index, memo);
+      memo.gpu_fusion_hint.emplace(key, allowed);
+      return allowed;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,
                                    int32_t operand_slot, const HloInstruction& user,
-                                   int32_t user_slot, SharingRuleMemo& memo) {
+                                   int32_t user_slot, SharingRuleMemo& memo, Platform platform) {
   if (operand.opcode == Opcode::kConstant) return false;
   const ir::Shape& operand_shape = dataflow.SlotShape(operand_slot);
   const ir::Shape& user_shape = dataflow.SlotShape(user_slot);
@@ -416,6 +590,11 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
           return true;
         }
       }
+    }
+  }
+  if (platform == Platform::kGpu) {
+    if (const std::optional<bool> hint = GpuSharingHint(dataflow, operand, user, user_slot, memo)) {
+      return *hint;
     }
   }
   if (!shapes_equal) return false;

@@ -99,6 +99,72 @@ TEST_CASE("an output may take a dying operand's buffer only when it is safe") {
   CHECK_FALSE(can_share("idx", "sc"));  // the indices are not the updated operand
 }
 
+// XLA:GPU's CanShareBufferHint (xla/service/gpu/buffer_sharing.cc) decides before the shape
+// test: a loop fusion may write into an operand of another shape with as many elements of the
+// same width when the path is elementwise; an all-reduce and an aliasing async-start work in
+// place.
+constexpr std::string_view kGpuModule = R"(HloModule gpu_rules, is_scheduled=true
+
+%relu (r.x: f32[64,64]) -> f32[2,32,64] {
+  %r.x = f32[64,64]{1,0} parameter(0)
+  %r.b = f32[2,32,64]{2,1,0} bitcast(%r.x)
+  %r.z = f32[] constant(0)
+  %r.zb = f32[2,32,64]{2,1,0} broadcast(%r.z), dimensions={}
+  ROOT %r.m = f32[2,32,64]{2,1,0} maximum(%r.b, %r.zb)
+}
+
+%transposing (q.x: f32[64,64]) -> f32[64,64] {
+  %q.x = f32[64,64]{1,0} parameter(0)
+  ROOT %q.t = f32[64,64]{1,0} transpose(%q.x), dimensions={1,0}
+}
+
+%sum (l: f32[], r: f32[]) -> f32[] {
+  %l = f32[] parameter(0)
+  %r = f32[] parameter(1)
+  ROOT %s = f32[] add(%l, %r)
+}
+
+%wrapped (w.p: f32[4096]) -> f32[4096] {
+  %w.p = f32[4096]{0} parameter(0)
+  ROOT %w.ar = f32[4096]{0} all-reduce(%w.p), channel_id=1, replica_groups={{0,1}}, to_apply=%sum
+}
+
+ENTRY %main (a: f32[64,64], v: f32[4096]) -> f32[4096] {
+  %a = f32[64,64]{1,0} parameter(0)
+  %v = f32[4096]{0} parameter(1)
+  %e = f32[64,64]{1,0} exponential(%a)
+  %act = f32[2,32,64]{2,1,0} fusion(%e), kind=kLoop, calls=%relu
+  %t = f32[64,64]{1,0} fusion(%e), kind=kLoop, calls=%transposing
+  %n = f32[4096]{0} negate(%v)
+  %ar = f32[4096]{0} all-reduce(%n), channel_id=2, replica_groups={{0,1}}, to_apply=%sum
+  %start = ((f32[4096]{0}), f32[4096]{0}) async-start(%ar), output_to_operand_aliasing={{1}: (0, {})}, calls=%wrapped
+  ROOT %done = f32[4096]{0} async-done(%start)
+}
+)";
+
+TEST_CASE("XLA:GPU's sharing hint: bitcast-shaped loop fusions, all-reduce, async-start") {
+  const auto module = Parse(kGpuModule);
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  const auto can_share = [&](std::string_view operand, std::string_view user, Platform platform) {
+    const ir::HloInstruction* o = Find(*module, operand);
+    const ir::HloInstruction* u = Find(*module, user);
+    SharingRuleMemo memo;
+    return CanShareOperandBufferWithUser(df, *o, df.FirstSlot(o), *u, df.FirstSlot(u), memo,
+                                         platform);
+  };
+  // Same element count and width, elementwise path through a bitcast: GPU only.
+  CHECK(can_share("e", "act", Platform::kGpu));
+  CHECK_FALSE(can_share("e", "act", Platform::kCpu));
+  // A transpose reads other elements: never.
+  CHECK_FALSE(can_share("e", "t", Platform::kGpu));
+  // NCCL all-reduce works in place on GPU; by the default rules it is not elementwise.
+  CHECK(can_share("n", "ar", Platform::kGpu));
+  CHECK_FALSE(can_share("n", "ar", Platform::kCpu));
+  // The async-start's output {1} is its operand's buffer (output_to_operand_aliasing).
+  CHECK(InPlaceInputOutputPairs(*Find(*module, "start")) ==
+        std::vector<InPlacePair>{InPlacePair{0, {}, {1}}});
+}
+
 // Thirty levels of fused computations, each holding two fusions of the level below: a walk that
 // follows every path is 2^30 visits (it hung); the memo makes it one visit per computation.
 TEST_CASE("in-place pairs of fusions nested as a DAG are found once per computation") {

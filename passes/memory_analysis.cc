@@ -322,8 +322,8 @@ class PeakMemoryBuilder {
       const HloInstruction* at = df_.SlotInstruction(slot);
       const auto& operands = user.instruction->operands;
       if (std::find(operands.begin(), operands.end(), at) == operands.end()) continue;
-      if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot,
-                                        sharing_memo_))
+      if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot, sharing_memo_,
+                                        options_.platform.platform))
         return true;
     }
     return false;
@@ -630,7 +630,7 @@ class PeakMemoryBuilder {
           continue;
         }
         if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr, value.slot,
-                                           sharing_memo_)) {
+                                           sharing_memo_, options_.platform.platform)) {
           continue;
         }
         recorder_.Free(interval_of_value_[operand_id]);
