@@ -187,19 +187,25 @@ Prepared Prepare(const std::vector<HeapInterval>& intervals) {
 }
 
 HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Prepared& p,
-                           PackingOrder order, int64_t alignment) {
+                           PackingOrder order, int64_t alignment,
+                           const std::vector<int64_t>& buffer_rank) {
   std::vector<int32_t> sorted;
   for (size_t i = 0; i < intervals.size(); ++i) {
     if (intervals[i].need_allocation && intervals[i].size > 0) {
       sorted.push_back(static_cast<int32_t>(i));
     }
   }
+  const auto rank = [&](int32_t buffer) {
+    return buffer >= 0 && static_cast<size_t>(buffer) < buffer_rank.size()
+               ? buffer_rank[static_cast<size_t>(buffer)]
+               : static_cast<int64_t>(buffer);
+  };
   const auto key = [&](int32_t i) {
     const HeapInterval& x = intervals[static_cast<size_t>(i)];
     if (order == PackingOrder::kSpatial) {
-      return std::make_tuple(-x.size, x.start - x.end, x.buffer);
+      return std::make_tuple(-x.size, x.start - x.end, rank(x.buffer), x.buffer);
     }
-    return std::make_tuple(p.min_start[i] - p.max_end[i], -x.size, x.buffer);
+    return std::make_tuple(p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer), x.buffer);
   };
   std::sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) < key(b); });
 
@@ -277,16 +283,17 @@ HeapPackResult PackBestFit(const std::vector<HeapInterval>& intervals,
                            const HeapPackOptions& options) {
   const Prepared prepared = Prepare(intervals);
   if (!options.best_of_both) {
-    HeapPackResult result = PackInOrder(intervals, prepared, options.order, options.alignment);
+    HeapPackResult result =
+        PackInOrder(intervals, prepared, options.order, options.alignment, options.buffer_rank);
     result.chosen = options.order;
     (options.order == PackingOrder::kSpatial ? result.spatial_heap_size
                                              : result.temporal_heap_size) = result.heap_size;
     return result;
   }
-  HeapPackResult spatial =
-      PackInOrder(intervals, prepared, PackingOrder::kSpatial, options.alignment);
-  HeapPackResult temporal =
-      PackInOrder(intervals, prepared, PackingOrder::kTemporal, options.alignment);
+  HeapPackResult spatial = PackInOrder(intervals, prepared, PackingOrder::kSpatial,
+                                       options.alignment, options.buffer_rank);
+  HeapPackResult temporal = PackInOrder(intervals, prepared, PackingOrder::kTemporal,
+                                        options.alignment, options.buffer_rank);
   const int64_t spatial_size = spatial.heap_size;
   const int64_t temporal_size = temporal.heap_size;
   HeapPackResult result = temporal_size < spatial_size ? std::move(temporal) : std::move(spatial);

@@ -65,6 +65,10 @@ enum class PackingOrder : uint8_t { kSpatial, kTemporal };
 
 struct HeapPackOptions {
   int64_t alignment = 64;  // XLA:CPU aligns every temp buffer to 64 bytes
+  // The order in which ties of the sort are broken, by interval buffer id (XLA: the HloValue
+  // ids, in the order XLA's dataflow analysis created the values); an id past its end, or an
+  // empty vector, ranks by the id itself.
+  std::vector<int64_t> buffer_rank;
   // Run both orders and keep the smaller heap (XLA's default); otherwise only `order`.
   bool best_of_both = true;
   PackingOrder order = PackingOrder::kSpatial;

@@ -178,7 +178,7 @@ class LiveRangeBuilder {
       const int64_t time = r_.time_[static_cast<size_t>(instr->id)];
       const HloComputation* computation = instr->parent;
       const Span& span = spans_[computation];
-      const int64_t start = instr->opcode == Opcode::kParameter ? span.start : time;
+      int64_t start = instr->opcode == Opcode::kParameter ? span.start : time;
       int64_t definition_end = IsRoot(instr) ? span.end : time;
       auto context = async_context_.find(computation);
       if (context != async_context_.end()) {
@@ -186,6 +186,13 @@ class LiveRangeBuilder {
         if (start_it != async_start_of_.end()) {
           if (const HloInstruction* done = AsyncDoneOf(start_it->second)) {
             definition_end = std::max(definition_end, r_.TimeOf(done));
+          }
+          // A value computed by the wrapped computation exists once the async-start runs (XLA's
+          // live-range files start it there, though the wrapped instructions are flattened
+          // before the start).
+          if (instr->opcode != Opcode::kParameter) {
+            start = std::max(start, r_.TimeOf(start_it->second));
+            definition_end = std::max(definition_end, start);
           }
         }
       }

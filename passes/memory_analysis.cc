@@ -123,6 +123,7 @@ class PeakMemoryBuilder {
     SimulateHeap();
     HeapPackOptions pack;
     pack.alignment = options_.platform.TempAlignment(space);
+    pack.buffer_rank = XlaValueOrder();
     const HeapPackResult packed = PackBestFit(recorder_.intervals(), pack);
     MemorySpaceUsage usage;
     usage.space = space;
@@ -283,6 +284,42 @@ class PeakMemoryBuilder {
     return post_order;
   }
 
+  // Each value's rank in the order XLA's dataflow analysis creates HloValues (their ids, which
+  // break the heap's ties): computations in the module's order (XLA prints them in
+  // MakeComputationPostOrder's order, callees first), each one's instructions in
+  // MakeInstructionPostOrder's, the values of one instruction by shape index; the phis come after
+  // them all, as XLA makes them while propagating. Intervals of recomputed copies (ids past the
+  // values) rank as the value they copy.
+  const std::vector<int64_t>& XlaValueOrder() {
+    if (!xla_value_order_.empty() || df_.values().empty()) return xla_value_order_;
+    std::unordered_map<const HloInstruction*, int64_t> at;
+    int64_t next = 0;
+    for (const ir::HloComputation* computation : module_.computations) {
+      if (df_.Context(computation) == CallContext::kControlFlow) {
+        AppendPostOrder(computation, at, next);
+      }
+    }
+    const auto values = static_cast<int64_t>(df_.values().size());
+    int64_t slots = 1;
+    for (const HloValue& value : df_.values()) {
+      slots = std::max<int64_t>(slots, value.slot - df_.FirstSlot(value.instruction) + 1);
+    }
+    std::vector<int64_t> rank(static_cast<size_t>(2 * values));
+    for (const HloValue& value : df_.values()) {
+      const auto found = at.find(value.instruction);
+      const int64_t position = found == at.end() ? next : found->second;
+      const int64_t within = value.slot - df_.FirstSlot(value.instruction);
+      rank[static_cast<size_t>(value.id)] =
+          value.is_phi ? ir::SaturatingAdd(ir::SaturatingMul(next + 1, slots), value.id)
+                       : ir::SaturatingAdd(ir::SaturatingMul(position, slots), within);
+    }
+    for (int64_t id = 0; id < values; ++id) {
+      rank[static_cast<size_t>(values + id)] = rank[static_cast<size_t>(id)];
+    }
+    xla_value_order_ = std::move(rank);
+    return xla_value_order_;
+  }
+
   std::vector<int32_t> AssignmentOrder() const {
     std::vector<int64_t> position(df_.values().size(), 0);
     {
@@ -394,6 +431,8 @@ class PeakMemoryBuilder {
       const BufferKind kind = kind_[buffer_id];
       const auto add = [&](bool readonly) {
         allocations.push_back(Allocation{bytes, BufferSpace(buffer), readonly, {}, {}, {}});
+        created_.push_back(CreatedAllocation{kind == BufferKind::kTupleTemp, bytes, buffer_id,
+                                             BufferSpace(buffer)});
         AddValues(allocations.back(), buffer.values);
         allocation_of_buffer[buffer_id] = static_cast<int32_t>(allocations.size() - 1);
         return static_cast<int32_t>(allocations.size() - 1);
@@ -647,6 +686,7 @@ class PeakMemoryBuilder {
   void PackHeap() {
     HeapPackOptions pack;
     pack.alignment = options_.platform.TempAlignment(0);
+    pack.buffer_rank = XlaValueOrder();
     packed_ = PackBestFit(recorder_.intervals(), pack);
     result_.heap_bytes = packed_.heap_size;
     result_.packing_order = PackingOrderName(packed_.chosen);
@@ -668,30 +708,76 @@ class PeakMemoryBuilder {
     return ir::SaturatingAdd(value, alignment - 1) / alignment * alignment;
   }
 
-  // The heap comes first in XLA's combined temp allocation, then each tuple-shaped buffer in
-  // the reverse of the buffer assignment's order (largest first), so the largest table ends it.
+  // XLA's combined temp allocation of the default memory space (BufferAssignment::
+  // CombineTempAllocations): the temp allocations placed end to end, each at the platform's
+  // alignment, in the order std::partition leaves them when it moves them behind the others.
+  // The allocations are, in the order XLA makes them: those of AssignBuffersForComputations (in
+  // AssignToExistingAllocations' order; the tuple tables are temps), the heap, then one per
+  // buffer of the thread-local computations (reducers, comparators). std::partition (libstdc++
+  // and libc++ alike) swaps the first temp from the front with the last other allocation from
+  // the back until the two meet, so where the heap lands among the tables depends on them all.
   void CombineTemp() {
-    std::vector<std::pair<int64_t, int32_t>> tables;  // (size, buffer id)
-    for (const HloBuffer& buffer : alias_.buffers()) {
-      if (kind_[buffer.id] == BufferKind::kTupleTemp) {
-        tables.emplace_back(BufferBytes(buffer), buffer.id);
-      }
+    std::vector<CreatedAllocation> order;
+    for (const CreatedAllocation& a : created_) {
+      if (a.space == 0) order.push_back(a);
     }
-    std::sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    std::reverse(tables.begin(), tables.end());
-    int64_t size = result_.heap_bytes;
-    bool any = result_.heap_bytes > 0;
-    for (const auto& [bytes, id] : tables) {
-      size =
-          any ? ir::SaturatingAdd(AlignUp(size, options_.platform.TempAlignment(0)), bytes) : bytes;
+    if (result_.heap_bytes > 0) order.push_back(CreatedAllocation{true, result_.heap_bytes, -1, 0});
+    order.resize(order.size() + static_cast<size_t>(ThreadLocalAllocationCount()));
+    size_t first = 0;
+    size_t last = order.size();
+    while (true) {
+      while (first != last && !order[first].temp) ++first;
+      if (first == last) break;
+      --last;
+      while (first != last && order[last].temp) --last;
+      if (first == last) break;
+      std::swap(order[first], order[last]);
+      ++first;
+    }
+    const int64_t alignment = options_.platform.TempAlignment(0);
+    int64_t size = 0;
+    bool any = false;
+    for (size_t k = first; k < order.size(); ++k) {
+      const CreatedAllocation& a = order[k];
+      if (!a.temp) continue;
+      const int64_t base = any ? AlignUp(size, alignment) : 0;
+      if (a.buffer < 0) heap_base_ = base;
+      size = ir::SaturatingAdd(base, a.bytes);
       any = true;
     }
     result_.temp_bytes = size;
-    // What the tables add to temp, the alignment between them included (XLA:TPU puts each at a
-    // 16 KiB boundary).
+    // What the tables add to temp, the alignment between the pieces included.
     result_.tuple_table_bytes = size - result_.heap_bytes;
+    for (Placement& placement : result_.placements) {
+      placement.offset = ir::SaturatingAdd(placement.offset, heap_base_);
+    }
+  }
+
+  // Buffers of the computations XLA assigns thread-local allocations (embedded computations
+  // that are not fusions: reducers, comparators, map functions): one allocation each.
+  int64_t ThreadLocalAllocationCount() const {
+    std::set<const ir::HloComputation*> fused;
+    for (const ir::HloComputation* computation : module_.computations) {
+      for (const HloInstruction* instr : computation->instructions) {
+        if (instr->opcode == Opcode::kFusion) fused.insert(instr->Called("calls"));
+      }
+    }
+    const std::function<int64_t(const ir::Shape&)> slots = [&](const ir::Shape& shape) {
+      int64_t n = 1;
+      for (const ir::Shape& element : shape.tuple_shapes()) n += slots(element);
+      return n;
+    };
+    int64_t count = 0;
+    for (const ir::HloComputation* computation : module_.computations) {
+      if (df_.Context(computation) != CallContext::kEmbedded || fused.count(computation)) continue;
+      for (const HloInstruction* instr : computation->instructions) {
+        if (instr->opcode == Opcode::kBitcast || instr->opcode == Opcode::kGetTupleElement) {
+          continue;  // they name their operand's buffer
+        }
+        count += instr->opcode == Opcode::kTuple ? 1 : slots(instr->shape);
+      }
+    }
+    return count;
   }
 
   LiveBuffer Describe(int32_t value_id, int64_t size, const char* kind) const {
@@ -816,7 +902,17 @@ class PeakMemoryBuilder {
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
   HeapPackResult packed_;
-  int64_t active_space_ = 0;  // the memory space SimulateHeap replays
+  int64_t active_space_ = 0;              // the memory space SimulateHeap replays
+  std::vector<int64_t> xla_value_order_;  // XlaValueOrder(), worked out once
+  // The allocations AssignToExistingAllocations made, in XLA's order.
+  struct CreatedAllocation {
+    bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
+    int64_t bytes = 0;
+    int32_t buffer = -1;  // -1: the heap
+    int64_t space = 0;
+  };
+  std::vector<CreatedAllocation> created_;
+  int64_t heap_base_ = 0;  // where the heap starts in the combined temp allocation
   PeakMemoryResult result_;
 };
 
