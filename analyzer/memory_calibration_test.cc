@@ -134,6 +134,89 @@ TEST_CASE("seed dump: the dropout random bits are live at the peak") {
   FAIL("seed_dp8_partitionable_remat is not in the manifest");
 }
 
+// XLA's temporaries at the peak of its temp allocation: every value of the default memory
+// space's preallocated temp with its offset (tuple tables aside: they are allocations of their
+// own, not heap values), live over its range in XLA's live-range file; at each position the
+// distinct offsets in use add up, and the first position where they add up most is the peak.
+struct XlaHeapPeak {
+  int64_t bytes = 0;
+  std::vector<std::pair<int64_t, std::string>> live;  // (size, "name{index}"), largest first
+};
+
+XlaHeapPeak XlaPeakBuffers(const dump::XlaBufferAssignment& assignment,
+                           const dump::XlaLiveRange& ranges) {
+  struct Chunk {
+    int64_t offset, size, start, end;
+    std::string value;
+  };
+  std::vector<Chunk> chunks;
+  for (const auto& allocation : assignment.allocations) {
+    if (!allocation.preallocated_temp || allocation.color != 0) continue;
+    for (const auto& value : allocation.values) {
+      if (!value.shape.empty() && value.shape.front() == '(') continue;
+      const auto range = ranges.ranges.find(value.Key());
+      if (range == ranges.ranges.end()) continue;
+      chunks.push_back(
+          {value.offset, value.size, range->second.start, range->second.end, value.Key()});
+    }
+  }
+  XlaHeapPeak best;
+  for (int64_t t = 0; t <= ranges.max_time; ++t) {
+    std::map<int64_t, std::pair<int64_t, std::string>> in_use;  // offset -> (size, a holder)
+    for (const Chunk& c : chunks) {
+      if (c.start > t || c.end < t) continue;
+      auto& slot = in_use[c.offset];
+      if (c.size > slot.first) slot = {c.size, c.value};
+    }
+    int64_t bytes = 0;
+    for (const auto& [offset, slot] : in_use) bytes += slot.first;
+    if (bytes <= best.bytes) continue;
+    best.bytes = bytes;
+    best.live.clear();
+    for (const Chunk& c : chunks) {
+      if (c.start <= t && t <= c.end) best.live.emplace_back(c.size, c.value);
+    }
+  }
+  std::sort(best.live.begin(), best.live.end(), std::greater<>());
+  return best;
+}
+
+SPMDSIM_CORPUS_TEST("the 20 largest temporaries at the peak are those XLA holds at its peak",
+                    program) {
+  INFO(program.at("name").get<std::string>());
+  const dump::ModuleInput input = LoadModule(Path(program, "after"));
+  passes::MemoryAnalysisOptions options;
+  const passes::PeakMemoryResult r = Analyze(input, options);
+  // The ground truth needs XLA's live-range file (JAX 0.4's XLA writes none).
+  const bool has_live_range_file = program.at("files").at("live_range").is_string();
+  REQUIRE(has_live_range_file);
+  const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
+  const auto ranges = dump::LoadXlaLiveRange(Path(program, "live_range"));
+  REQUIRE(assignment);
+  REQUIRE(ranges);
+  const XlaHeapPeak xla = XlaPeakBuffers(*assignment, *ranges);
+  REQUIRE_FALSE(xla.live.empty());
+  std::set<std::string> xla_live;
+  for (const auto& [size, value] : xla.live) xla_live.insert(value);
+  std::vector<int64_t> ours_sizes;
+  for (const passes::LiveBuffer& b : r.live_at_peak) {
+    if (b.kind != "temp" || ours_sizes.size() == 20) continue;
+    ours_sizes.push_back(b.size_bytes);
+    // Each of ours is a value XLA's assignment holds at its peak, named as XLA names it.
+    INFO(b.instruction << b.index << " " << b.size_bytes << " B");
+    CHECK(xla_live.count(b.instruction + b.index) == 1);
+  }
+  // The heap's peak: distinct offsets count once on XLA's side; spmdsim's heap at its peak tick
+  // (shared buffers once) must hold the same bytes.
+  CHECK(r.max_live_temp_bytes == xla.bytes);
+  std::vector<int64_t> xla_sizes;
+  for (const auto& [size, value] : xla.live) {
+    if (xla_sizes.size() == ours_sizes.size()) break;
+    xla_sizes.push_back(size);
+  }
+  CHECK(ours_sizes == xla_sizes);
+}
+
 SPMDSIM_CORPUS_TEST("XLA's buffer-assignment file and memory_analysis() give the same four figures",
                     program) {
   INFO(program.at("name").get<std::string>());
