@@ -1,5 +1,6 @@
 // spmdsim analyze FILE|DIR... [--format text|json] [--module NAME] [--live N]
 //                             [--timeline-points N] [--sizes global|sharded|auto]
+//                             [--platform auto|cpu|gpu|tpu] [--memory-space N]
 #include <iostream>
 #include <memory>
 
@@ -17,6 +18,7 @@ struct AnalyzeOptions {
   size_t live_buffers = 10;       // text: buffers of the peak listing shown in full
   int64_t timeline_points = 512;  // points of the memory curve
   std::string sizes = "auto";     // auto: per device from shardings for unpartitioned modules
+  int64_t memory_space = 0;       // the S(n) whose temporaries are listed (0: device memory)
 };
 
 int RunAnalyze(const AnalyzeOptions& options) {
@@ -27,6 +29,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   for (const dump::ModuleInput& input : loaded.modules) {
     passes::MemoryAnalysisOptions analysis;
     analysis.timeline_points = options.timeline_points;
+    analysis.memory_space = options.memory_space;
     analysis.per_device_from_shardings =
         options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
     Progress::Get().Update(std::string(input.module->name) + ": memory");
@@ -70,6 +73,12 @@ void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
                    "Buffer sizes: as written (global), per device from the shardings "
                    "(sharded), or sharded only for modules not partitioned yet (auto)")
       ->check(CLI::IsMember({"auto", "global", "sharded"}))
+      ->capture_default_str();
+  command
+      ->add_option("--memory-space", options->memory_space,
+                   "The memory space whose temporaries, peak and curve are shown: 0 the device "
+                   "memory (HBM), or a layout's S(n), e.g. 1 for a TPU's VMEM")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
   command->callback([options, &run] { run = [options] { return RunAnalyze(*options); }; });
 }

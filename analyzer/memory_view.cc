@@ -79,6 +79,7 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   j["schedule"] = r.schedule;
   j["platform"] = {{"name", passes::PlatformName(r.platform.platform)},
                    {"decided_by", r.platform.decided_by}};
+  j["memory_space"] = {{"space", r.memory_space}, {"name", r.memory_space_name}};
   j["sizes_from_shardings"] = r.per_device_from_shardings;
   j["num_partitions"] = r.num_partitions;
   j["peak_bytes"] = r.peak_bytes;
@@ -252,13 +253,22 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
                      const MemoryTextOptions& options) {
   const passes::PeakMemoryResult& r = report.prediction;
   out << ModuleHeading(input.module->name, input.stage, input.path);
-  out << fmt::format("  memory per device: {}{}, {} positions; {} rules ({})\n", r.schedule,
-                     r.per_device_from_shardings ? ", sizes from shardings" : "", r.schedule_length,
-                     PlatformTitle(r.platform.platform), r.platform.decided_by);
+  const std::string in_space =
+      r.memory_space == 0 ? "" : fmt::format(" in {} (S({}))", r.memory_space_name, r.memory_space);
+  out << fmt::format("  memory per device{}: {}{}, {} positions; {} rules ({})\n", in_space,
+                     r.schedule, r.per_device_from_shardings ? ", sizes from shardings" : "",
+                     r.schedule_length, PlatformTitle(r.platform.platform), r.platform.decided_by);
   out << "    peak  "
       << Terms(r.peak_bytes, r.argument_bytes, r.output_bytes, r.alias_bytes, r.temp_bytes) << "\n";
   const XlaMemoryFigures& x = report.xla;
-  if (!x.source.empty()) {
+  if (r.memory_space != 0) {
+    // Another memory space: XLA's figure is that color's preallocated temp.
+    if (x.buffer_assignment) {
+      out << fmt::format("    XLA   temp {}  (buffer assignment, preallocated temp of S({}))\n",
+                         HumanBytes(x.buffer_assignment->TempBytesOfColor(r.memory_space)),
+                         r.memory_space);
+    }
+  } else if (!x.source.empty()) {
     out << "    XLA   "
         << Terms(x.peak_bytes, x.argument_bytes, x.output_bytes, x.alias_bytes, x.temp_bytes)
         << "  (" << x.source << ")\n";

@@ -80,14 +80,24 @@ class PeakMemoryBuilder {
     result_.platform = options_.platform;
     ClassifyBuffers();
     AssignToExistingAllocations();
-    // Each memory space other than the default one is a heap of its own (XLA runs the heap
-    // simulation per buffer color); the default space's goes last, as the peak listing and the
-    // curve read its recorder.
+    // Each memory space is a heap of its own (XLA runs the heap simulation per buffer color); the
+    // one reported (the default memory unless options_.memory_space names another) goes last, as
+    // the peak listing and the curve read its recorder.
+    const int64_t reported = options_.memory_space;
     for (int64_t space : OtherMemorySpaces()) SimulateOtherSpace(space);
-    active_space_ = 0;
+    active_space_ = reported;
     SimulateHeap();
     PackHeap();
-    CombineTemp();
+    if (reported == 0) {
+      CombineTemp();
+    } else {
+      // Arguments, outputs and tuple tables live in the default memory space.
+      result_.temp_bytes = result_.heap_bytes;
+      result_.argument_bytes = result_.output_bytes = result_.alias_bytes = 0;
+      result_.tuple_table_bytes = 0;
+    }
+    result_.memory_space = reported;
+    result_.memory_space_name = options_.platform.MemorySpaceName(reported);
     result_.peak_bytes = PeakBytes(result_.argument_bytes, result_.output_bytes,
                                    result_.alias_bytes, result_.temp_bytes);
     ListLiveAtPeak();
@@ -108,12 +118,16 @@ class PeakMemoryBuilder {
     return buffer.values.empty() ? 0 : ValueSpace(buffer.values.front());
   }
 
+  // The memory spaces holding temporaries, but the reported one (the default memory among them
+  // when another is reported).
   std::set<int64_t> OtherMemorySpaces() const {
     std::set<int64_t> spaces;
     for (const HloBuffer& buffer : alias_.buffers()) {
       if (kind_[buffer.id] != BufferKind::kTemp) continue;
-      if (const int64_t space = BufferSpace(buffer); space != 0) spaces.insert(space);
+      spaces.insert(BufferSpace(buffer));
     }
+    if (options_.memory_space == 0) spaces.erase(0);
+    spaces.erase(options_.memory_space);
     return spaces;
   }
 
@@ -129,6 +143,16 @@ class PeakMemoryBuilder {
     usage.space = space;
     usage.name = options_.platform.MemorySpaceName(space);
     usage.temp_bytes = packed.heap_size;
+    if (space == 0) {
+      // The default memory's temp allocation also holds the tuple tables.
+      const int64_t heap = result_.heap_bytes;
+      result_.heap_bytes = packed.heap_size;
+      CombineTemp();
+      usage.temp_bytes = result_.temp_bytes;
+      result_.heap_bytes = heap;
+      result_.temp_bytes = 0;
+      result_.tuple_table_bytes = 0;
+    }
     usage.max_live_bytes = recorder_.peak_live_bytes();
     for (const HloValue& value : df_.values()) usage.value_count += IsHeapValue(value.id) ? 1 : 0;
     result_.memory_spaces.push_back(std::move(usage));
@@ -685,7 +709,7 @@ class PeakMemoryBuilder {
 
   void PackHeap() {
     HeapPackOptions pack;
-    pack.alignment = options_.platform.TempAlignment(0);
+    pack.alignment = options_.platform.TempAlignment(active_space_);
     pack.buffer_rank = XlaValueOrder();
     packed_ = PackBestFit(recorder_.intervals(), pack);
     result_.heap_bytes = packed_.heap_size;
@@ -827,6 +851,7 @@ class PeakMemoryBuilder {
       }
     }
     for (const HloBuffer& buffer : alias_.buffers()) {
+      if (options_.memory_space != 0) break;  // arguments and outputs are in the default memory
       const BufferKind kind = kind_[buffer.id];
       if (kind == BufferKind::kArgument) {
         int32_t param_value = buffer.values[0];

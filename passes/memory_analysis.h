@@ -38,6 +38,10 @@ namespace spmdsim::passes {
 struct MemoryAnalysisOptions {
   // The platform's buffer sizes, alignments and memory spaces (XLA:CPU's unless told).
   PlatformProfile platform;
+  // The memory space whose temporaries the figures, the peak listing and the curve describe:
+  // 0, the default memory (HBM on a TPU; what runs out in an OOM), or another S(n) (then the
+  // arguments, outputs and tuple tables, which live in the default memory, count 0).
+  int64_t memory_space = 0;
   // Size the buffers of a module that is not partitioned yet per device, from the shardings
   // (sharding_sizes.h). Off: the sizes of the shapes as written.
   bool per_device_from_shardings = false;
@@ -99,6 +103,8 @@ struct PeakMemoryResult {
   // (module not scheduled)".
   std::string schedule;
   PlatformProfile platform;
+  int64_t memory_space = 0;  // the space the figures describe (MemoryAnalysisOptions)
+  std::string memory_space_name;
   bool per_device_from_shardings = false;
   int64_t num_partitions = 1;
 
@@ -124,7 +130,7 @@ struct PeakMemoryResult {
   int64_t live_at_peak_count = 0;        // before the listing was cut to the limit
   std::vector<TimelinePoint> timeline;
   std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
-  // Memory spaces other than the default one that hold temporaries, by space number.
+  // The other memory spaces that hold temporaries, by space number.
   std::vector<MemorySpaceUsage> memory_spaces;
 
   // recompute_values that were split: freed after `freed_after`, recomputed at `recomputed_at`.

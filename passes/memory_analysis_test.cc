@@ -161,6 +161,20 @@ ENTRY %main (p: f32[8,128]) -> f32[8,128] {
   CHECK(r.memory_spaces[0].value_count == 2);
   for (const LiveBuffer& b : r.live_at_peak) CHECK(b.instruction != "a");
 
+  // Asked for VMEM: its heap is the temp, the peak lists its values, HBM is the other space.
+  MemoryAnalysisOptions vmem = tpu;
+  vmem.memory_space = 1;
+  const PeakMemoryResult v = AnalyzePeakMemory(*module, vmem);
+  CHECK(v.memory_space_name == "VMEM");
+  CHECK(v.temp_bytes == 4096);
+  CHECK(v.argument_bytes == 0);
+  CHECK(v.peak_bytes == 4096);
+  REQUIRE(v.memory_spaces.size() == 1);
+  CHECK(v.memory_spaces[0].space == 0);
+  CHECK(v.memory_spaces[0].temp_bytes == r.temp_bytes);
+  REQUIRE_FALSE(v.live_at_peak.empty());
+  for (const LiveBuffer& b : v.live_at_peak) CHECK((b.instruction == "a" || b.instruction == "b"));
+
   // The same module by XLA:CPU's rules: the layouts still say S(1); c takes the output's
   // allocation (it dies as out is defined), which leaves the table of two 8-byte pointers.
   const PeakMemoryResult cpu = AnalyzePeakMemory(*module);
