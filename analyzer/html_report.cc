@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>
@@ -186,6 +187,33 @@ void MemoryTerms(const MemoryReport& report, std::string& out) {
       "buffers, {} in the heap.</p>\n",
       Bytes(m.heap_bytes), E(m.packing_order), Bytes(m.max_live_temp_bytes),
       Bytes(m.tuple_table_bytes), m.value_count, m.buffer_count, m.temp_buffer_count);
+  std::string platform(passes::PlatformName(m.platform.platform));
+  for (char& c : platform) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  out += fmt::format("<p>Sized by XLA:{} buffer-assignment rules ({}){}.</p>\n", E(platform),
+                     E(m.platform.decided_by),
+                     m.memory_space == 0 ? "" : E(", memory space " + m.memory_space_name));
+  if (!x.temp_source.empty()) {
+    out += "<p class=\"note\">XLA's temp above is " + E(x.temp_source) +
+           (x.memory_analysis_temp_bytes >= 0
+                ? "; memory_analysis() says " + Bytes(x.memory_analysis_temp_bytes) +
+                      ", which libtpu does not break down in the dump"
+                : std::string()) +
+           ".</p>\n";
+  }
+  if (!m.memory_spaces.empty()) {
+    out +=
+        "<table class=\"terms\"><tr><th>other memory space</th><th class=\"num\">temp</th>"
+        "<th class=\"num\">exact bytes</th><th class=\"num\">XLA</th><th "
+        "class=\"num\">values</th></tr>\n";
+    for (const passes::MemorySpaceUsage& space : m.memory_spaces) {
+      const int64_t theirs =
+          x.buffer_assignment ? x.buffer_assignment->TempBytesOfColor(space.space) : -1;
+      out += "<tr>" + Td(fmt::format("{} (S({}))", space.name, space.space)) +
+             BytesTd(space.temp_bytes) + NumTd(space.temp_bytes) +
+             (theirs >= 0 ? BytesTd(theirs) : Td("")) + NumTd(space.value_count) + "</tr>\n";
+    }
+    out += "</table>\n";
+  }
   if (!xla) {
     out +=
         "<p class=\"note\">XLA's memory files (memory_analysis.json, buffer assignment) were "
