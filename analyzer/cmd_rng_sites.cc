@@ -25,8 +25,8 @@ struct RngSitesOptions {
 
 // The saving at the peak of recomputing the key residuals (sized per device from the shardings
 // for a module not partitioned yet, as `analyze` does).
-void AddRematWhatIf(const dump::ModuleInput& input, passes::RngSiteResult& result) {
-  const ir::HloModule& module = *input.module;
+void AddRematWhatIf(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+                    passes::RngSiteResult& result) {
   bool residuals = false;
   for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
   if (!residuals) return;
@@ -35,8 +35,8 @@ void AddRematWhatIf(const dump::ModuleInput& input, passes::RngSiteResult& resul
   memory.per_device_from_shardings = IsUnpartitioned(input);
   memory.timeline_points = 1;
   memory.live_at_peak_limit = 1;
-  const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(module, memory);
-  passes::EstimateRematSavings(module, baseline, result, memory);
+  const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(analyses, memory);
+  passes::EstimateRematSavings(analyses, baseline, result, memory);
 }
 
 int RunRngSites(const RngSitesOptions& options) {
@@ -51,8 +51,9 @@ int RunRngSites(const RngSitesOptions& options) {
     Progress::Get().Update(std::string(input.module->name) + ": rng sites");
     passes::RngSiteOptions rng_options;
     rng_options.stage = StageHintOf(input);
-    passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module, rng_options);
-    AddRematWhatIf(input, result);
+    passes::ModuleAnalyses analyses(*input.module);
+    passes::RngSiteResult result = passes::AnalyzeRngSites(analyses, rng_options);
+    AddRematWhatIf(input, analyses, result);
     Progress::Get().Clear();
     if (options.input.format == "json") {
       nlohmann::ordered_json module = ModuleIdentityJson(input);

@@ -21,11 +21,13 @@ std::string FileName(const std::string& path) { return fs::path(path).filename()
 }  // namespace
 
 MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
-                               const passes::MemoryAnalysisOptions& options) {
+                               const passes::MemoryAnalysisOptions& options,
+                               passes::ModuleAnalyses* analyses) {
   MemoryReport report;
   passes::MemoryAnalysisOptions sized = options;
   sized.platform = MemoryProfileOf(input);
-  report.prediction = passes::AnalyzePeakMemory(*input.module, sized);
+  report.prediction = analyses != nullptr ? passes::AnalyzePeakMemory(*analyses, sized)
+                                          : passes::AnalyzePeakMemory(*input.module, sized);
   XlaMemoryFigures& xla = report.xla;
   const auto load = [&](const std::string& path, auto loader, auto& slot) {
     if (path.empty()) return;

@@ -65,8 +65,10 @@ struct MemoryReport {
 
 // Runs the analysis on one loaded module and reads the companion files the loader paired with it
 // (input.files, dump/module_file_set.h).
+// `analyses`: the module's shared analyses (passes/module_analyses.h); null builds them here.
 MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
-                               const passes::MemoryAnalysisOptions& options);
+                               const passes::MemoryAnalysisOptions& options,
+                               passes::ModuleAnalyses* analyses = nullptr);
 
 nlohmann::ordered_json MemoryToJson(const MemoryReport& report);
 

@@ -1,5 +1,7 @@
 #include "analyzer/module_report.h"
 
+#include <memory>
+
 #include "analyzer/module_platform.h"
 #include "analyzer/module_stage.h"
 #include "analyzer/progress.h"
@@ -7,7 +9,13 @@
 
 namespace spmdsim::analyzer {
 
-ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options) {
+ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options,
+                               passes::ModuleAnalyses* analyses) {
+  std::unique_ptr<passes::ModuleAnalyses> own;
+  if (analyses == nullptr) {
+    own = std::make_unique<passes::ModuleAnalyses>(*input.module);
+    analyses = own.get();
+  }
   ModuleReport report;
   report.input = &input;
   Progress& progress = Progress::Get();
@@ -16,7 +24,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   passes::MemoryAnalysisOptions memory = options.memory;
   memory.platform = MemoryProfileOf(input);
   memory.per_device_from_shardings = options.per_device_for_unpartitioned && IsUnpartitioned(input);
-  report.memory = BuildMemoryReport(input, memory);
+  report.memory = BuildMemoryReport(input, memory, analyses);
   progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;
@@ -25,9 +33,9 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   passes::RngSiteOptions rng;
   rng.collectives = &report.collectives;
   rng.stage = StageHintOf(input);
-  report.rng = passes::AnalyzeRngSites(*input.module, rng);
+  report.rng = passes::AnalyzeRngSites(*analyses, rng);
   progress.Update(name + ": remat what-if");
-  passes::EstimateRematSavings(*input.module, report.memory.prediction, report.rng, memory);
+  passes::EstimateRematSavings(*analyses, report.memory.prediction, report.rng, memory);
   progress.Clear();
   return report;
 }

@@ -12,6 +12,7 @@
 #include "dump/module_loader.h"
 #include "passes/collective_analysis.h"
 #include "passes/memory_analysis.h"
+#include "passes/module_analyses.h"
 #include "passes/rng_site_analysis.h"
 #include "passes/topology.h"
 
@@ -32,6 +33,9 @@ struct ModuleReport {
   passes::RngSiteResult rng;
 };
 
-ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options);
+// Memory, collectives, RNG sites and the remat what-if on one set of shared analyses (built here
+// when `analyses` is null): the dataflow, buffers and live ranges are built once per module.
+ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options,
+                               passes::ModuleAnalyses* analyses = nullptr);
 
 }  // namespace spmdsim::analyzer

@@ -52,12 +52,12 @@ std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr) {
 
 class PeakMemoryBuilder {
  public:
-  PeakMemoryBuilder(const ir::HloModule& module, const MemoryAnalysisOptions& options)
-      : module_(module),
+  PeakMemoryBuilder(ModuleAnalyses& analyses, const MemoryAnalysisOptions& options)
+      : module_(analyses.module()),
         options_(options),
-        df_(DataflowAnalysis::Run(module)),
-        alias_(AliasAnalysis::Run(df_)),
-        lr_(LiveRangeAnalysis::Run(df_, alias_)) {
+        df_(analyses.Dataflow()),
+        alias_(analyses.Alias()),
+        lr_(analyses.LiveRanges()) {
     if (options_.per_device_from_shardings) {
       sharding_ = std::make_unique<ShardingSizes>(ShardingSizes::Compute(df_, lr_.sequence()));
     }
@@ -915,10 +915,10 @@ class PeakMemoryBuilder {
 
   const ir::HloModule& module_;
   const MemoryAnalysisOptions& options_;
-  DataflowAnalysis df_;
+  const DataflowAnalysis& df_;
   mutable SharingRuleMemo sharing_memo_;  // a cache: const queries fill it
-  AliasAnalysis alias_;
-  LiveRangeAnalysis lr_;
+  const AliasAnalysis& alias_;
+  const LiveRangeAnalysis& lr_;
   std::unique_ptr<ShardingSizes> sharding_;
   std::vector<BufferKind> kind_;
   HeapRecorder recorder_;
@@ -952,9 +952,14 @@ int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp)
   return peak.Value();
 }
 
+PeakMemoryResult AnalyzePeakMemory(ModuleAnalyses& analyses, const MemoryAnalysisOptions& options) {
+  return PeakMemoryBuilder(analyses, options).Build();
+}
+
 PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
                                    const MemoryAnalysisOptions& options) {
-  return PeakMemoryBuilder(module, options).Build();
+  ModuleAnalyses analyses(module);
+  return AnalyzePeakMemory(analyses, options);
 }
 
 }  // namespace spmdsim::passes

@@ -31,6 +31,7 @@
 
 #include "ir/hlo.h"
 #include "passes/heap_simulation.h"
+#include "passes/module_analyses.h"
 #include "passes/platform_profile.h"
 
 namespace spmdsim::passes {
@@ -155,6 +156,10 @@ struct PeakMemoryResult {
 // INT64_MAX (a hostile module's sizes can pass 2^63 together).
 int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp);
 
+// With the module's shared analyses (its dataflow, buffers and live ranges are built once for
+// every caller), or with a module alone (built for this call).
+PeakMemoryResult AnalyzePeakMemory(ModuleAnalyses& analyses,
+                                   const MemoryAnalysisOptions& options = {});
 PeakMemoryResult AnalyzePeakMemory(const ir::HloModule& module,
                                    const MemoryAnalysisOptions& options = {});
 

@@ -35,6 +35,13 @@ std::unordered_set<const ir::HloInstruction*> LateReaders(const ir::HloModule& m
 RematSavingResult EstimateRematSavings(const ir::HloModule& module,
                                        const PeakMemoryResult& baseline, RngSiteResult& rng,
                                        const MemoryAnalysisOptions& options) {
+  ModuleAnalyses analyses(module);
+  return EstimateRematSavings(analyses, baseline, rng, options);
+}
+
+RematSavingResult EstimateRematSavings(ModuleAnalyses& analyses, const PeakMemoryResult& baseline,
+                                       RngSiteResult& rng, const MemoryAnalysisOptions& options) {
+  const ir::HloModule& module = analyses.module();
   RematSavingResult result;
   result.peak_bytes = baseline.peak_bytes;
   result.peak_bytes_recomputed = baseline.peak_bytes;
@@ -49,7 +56,7 @@ RematSavingResult EstimateRematSavings(const ir::HloModule& module,
   if (whatif.recompute_values.empty()) return result;
   const std::unordered_set<const ir::HloInstruction*> late = LateReaders(module, rng);
   whatif.late_reader = [&late](const ir::HloInstruction& instr) { return late.count(&instr) != 0; };
-  const PeakMemoryResult recomputed = AnalyzePeakMemory(module, whatif);
+  const PeakMemoryResult recomputed = AnalyzePeakMemory(analyses, whatif);
   result.ran = true;
   result.peak_bytes_recomputed = recomputed.peak_bytes;
   result.saving_bytes = std::max<int64_t>(0, baseline.peak_bytes - recomputed.peak_bytes);

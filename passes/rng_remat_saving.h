@@ -36,6 +36,10 @@ struct RematSavingResult {
 // Updates each rng-key-residual finding's saving_bytes and `rng.remat` in `rng`, and returns the
 // module's saving with the buffers it moved.
 // `baseline` is AnalyzePeakMemory(module, options) (its live_at_peak need not be complete).
+// The what-if re-runs the memory analysis on the same buffers and live ranges (`analyses`).
+RematSavingResult EstimateRematSavings(ModuleAnalyses& analyses, const PeakMemoryResult& baseline,
+                                       RngSiteResult& rng,
+                                       const MemoryAnalysisOptions& options = {});
 RematSavingResult EstimateRematSavings(const ir::HloModule& module,
                                        const PeakMemoryResult& baseline, RngSiteResult& rng,
                                        const MemoryAnalysisOptions& options = {});

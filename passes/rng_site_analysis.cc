@@ -335,8 +335,8 @@ struct SiteWork {
 
 class RngSiteFinder {
  public:
-  RngSiteFinder(const ir::HloModule& module, const RngSiteOptions& options)
-      : module_(module), options_(options) {}
+  RngSiteFinder(ModuleAnalyses& analyses, const RngSiteOptions& options)
+      : module_(analyses.module()), analyses_(analyses), options_(options) {}
 
   RngSiteResult Run();
 
@@ -404,6 +404,7 @@ class RngSiteFinder {
   bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
 
   const ir::HloModule& module_;
+  ModuleAnalyses& analyses_;  // the dataflow and buffers, shared with the other analyses
   const RngSiteOptions& options_;
   std::vector<SiteWork> sites_;
   std::unordered_map<const HloInstruction*, bool> random_only_;
@@ -1640,7 +1641,7 @@ RngSiteResult RngSiteFinder::Run() {
   FindAnchors();
   CollectMembers();
   FindBackwardStarts();
-  const DataflowAnalysis dataflow = DataflowAnalysis::Run(module_);
+  const DataflowAnalysis& dataflow = analyses_.Dataflow();
   for (SiteWork& work : sites_) {
     for (const HloInstruction* key : work.keys) {
       if (const HloInstruction* hit = PartitionDependency(dataflow, key)) {
@@ -1661,11 +1662,8 @@ RngSiteResult RngSiteFinder::Run() {
       work.site.purpose = "split";
     }
   }
-  {
-    const AliasAnalysis alias = AliasAnalysis::Run(dataflow);
-    MeasureBuffers(dataflow, alias);
-    AttachCollectives(dataflow);
-  }
+  MeasureBuffers(dataflow, analyses_.Alias());
+  AttachCollectives(dataflow);
   bool fused_sites = false;
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
@@ -1751,8 +1749,13 @@ RngSiteResult RngSiteFinder::Run() {
 
 }  // namespace
 
+RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& options) {
+  return RngSiteFinder(analyses, options).Run();
+}
+
 RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options) {
-  return RngSiteFinder(module, options).Run();
+  ModuleAnalyses analyses(module);
+  return AnalyzeRngSites(analyses, options);
 }
 
 }  // namespace spmdsim::passes

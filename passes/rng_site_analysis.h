@@ -45,6 +45,7 @@
 
 #include "ir/hlo.h"
 #include "passes/collective_analysis.h"
+#include "passes/module_analyses.h"
 #include "passes/module_facts.h"
 #include "passes/rng_whatif.h"
 
@@ -164,6 +165,8 @@ struct RngSiteResult {
   RngRematWhatIf remat;
 };
 
+// With the module's shared analyses (passes/module_analyses.h), or with a module alone.
+RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& options = {});
 RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options = {});
 
 // The site's scope: op_name without the trailing "/while" (or "/threefry2x32",

@@ -1,0 +1,30 @@
+#include "passes/module_analyses.h"
+
+namespace spmdsim::passes {
+
+const DataflowAnalysis& ModuleAnalyses::Dataflow() {
+  if (!dataflow_) {
+    dataflow_ = std::make_unique<const DataflowAnalysis>(DataflowAnalysis::Run(module_));
+    ++constructions_.dataflow;
+  }
+  return *dataflow_;
+}
+
+const AliasAnalysis& ModuleAnalyses::Alias() {
+  if (!alias_) {
+    alias_ = std::make_unique<const AliasAnalysis>(AliasAnalysis::Run(Dataflow()));
+    ++constructions_.alias;
+  }
+  return *alias_;
+}
+
+const LiveRangeAnalysis& ModuleAnalyses::LiveRanges() {
+  if (!live_ranges_) {
+    live_ranges_ =
+        std::make_unique<const LiveRangeAnalysis>(LiveRangeAnalysis::Run(Dataflow(), Alias()));
+    ++constructions_.live_ranges;
+  }
+  return *live_ranges_;
+}
+
+}  // namespace spmdsim::passes
