@@ -597,6 +597,14 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
       return *hint;
     }
   }
+  if (platform == Platform::kTpu && user.opcode == Opcode::kAllReduce) {
+    // XLA:TPU reduces in place too: its assignments put an all-reduce in its dying operand's
+    // buffer (libtpu's hint is not public; this is what its buffer-assignment files show).
+    return user.operands.size() == 1 ||
+           (user_index.size() == 1 && user_index[0] >= 0 &&
+            static_cast<size_t>(user_index[0]) < user.operands.size() &&
+            user.operands[static_cast<size_t>(user_index[0])] == &operand);
+  }
   if (!shapes_equal) return false;
   const int64_t operand_number = OperandIndexOf(user, operand);
   if (user.opcode == Opcode::kFusion) {

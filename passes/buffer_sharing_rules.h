@@ -15,8 +15,8 @@
 //   operand of another shape with as many elements of the same width when the path from the
 //   fused parameter to the output is elementwise or bitcasts (a DUS root, a scatter root and a
 //   reduction hero are the exceptions), an all-reduce work in place, and a cuBLASLt matmul with
-//   beta != 0 overwrite its bias. XLA:CPU passes no hint; XLA:TPU's (libtpu) is not public, and
-//   the default rules match its buffer assignments on the corpus.
+//   beta != 0 overwrite its bias. XLA:CPU passes no hint; XLA:TPU's (libtpu) is not public: its
+//   assignments show an all-reduce in its operand's buffer, and the default rules otherwise.
 #pragma once
 
 #include <cstdint>

@@ -159,6 +159,7 @@ TEST_CASE("XLA:GPU's sharing hint: bitcast-shaped loop fusions, all-reduce, asyn
   CHECK_FALSE(can_share("e", "t", Platform::kGpu));
   // NCCL all-reduce works in place on GPU; by the default rules it is not elementwise.
   CHECK(can_share("n", "ar", Platform::kGpu));
+  CHECK(can_share("n", "ar", Platform::kTpu));  // as XLA:TPU's assignments show
   CHECK_FALSE(can_share("n", "ar", Platform::kCpu));
   // The async-start's output {1} is its operand's buffer (output_to_operand_aliasing).
   CHECK(InPlaceInputOutputPairs(*Find(*module, "start")) ==
