@@ -15,12 +15,17 @@ DataflowGraph BuildDataflowGraph(const HloComputation& computation) {
     graph[i].instruction = instructions[i];
     index.emplace(instructions[i], i);
   }
+  // An operand or predecessor outside the computation (the parser resolves names within it, so
+  // none should be) adds no edge.
+  const auto add = [&](const HloInstruction* from, size_t to, EdgeKind kind) {
+    const auto it = index.find(from);
+    if (it != index.end()) boost::add_edge(it->second, to, DataflowEdge{kind}, graph);
+  };
   for (size_t i = 0; i < instructions.size(); ++i) {
-    for (const HloInstruction* operand : instructions[i]->operands) {
-      boost::add_edge(index.at(operand), i, DataflowEdge{EdgeKind::kData}, graph);
-    }
+    for (const HloInstruction* operand : instructions[i]->operands)
+      add(operand, i, EdgeKind::kData);
     for (const HloInstruction* pred : instructions[i]->control_predecessors()) {
-      boost::add_edge(index.at(pred), i, DataflowEdge{EdgeKind::kControl}, graph);
+      add(pred, i, EdgeKind::kControl);
     }
   }
   return graph;

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "ir/dataflow_graph.h"
+
 namespace spmdsim::passes {
 
 using ir::HloComputation;
@@ -45,8 +47,9 @@ class LiveRangeBuilder {
     int64_t end = 0;  // one past the last instruction
   };
 
-  // The computation's instructions in an order where operands come first: the text order when
-  // it already is one (always, for XLA's dumps), else a depth-first post order.
+  // The computation's instructions in an order where operands and control predecessors come
+  // first: the text order when it already is one (always, for XLA's dumps), else the dependency
+  // order of ir/dataflow_graph.h (ties by text position; the text order if there is a cycle).
   static std::vector<const HloInstruction*> Sequence(const HloComputation* computation) {
     std::unordered_set<const HloInstruction*> seen;
     bool ordered = true;
@@ -54,30 +57,17 @@ class LiveRangeBuilder {
       for (const HloInstruction* operand : instr->operands) {
         if (operand->parent == computation && !seen.count(operand)) ordered = false;
       }
+      for (const HloInstruction* pred : instr->control_predecessors()) {
+        if (pred->parent == computation && !seen.count(pred)) ordered = false;
+      }
       seen.insert(instr);
     }
-    if (ordered) return {computation->instructions.begin(), computation->instructions.end()};
-    std::vector<const HloInstruction*> order;
-    std::unordered_set<const HloInstruction*> done;
-    std::vector<std::pair<const HloInstruction*, size_t>> stack;
-    for (const HloInstruction* start : computation->instructions) {
-      if (done.count(start)) continue;
-      stack.push_back({start, 0});
-      done.insert(start);
-      while (!stack.empty()) {
-        auto& [instr, next] = stack.back();
-        if (next < instr->operands.size()) {
-          const HloInstruction* operand = instr->operands[next++];
-          if (operand->parent == computation && done.insert(operand).second) {
-            stack.push_back({operand, 0});
-          }
-          continue;
-        }
-        order.push_back(instr);
-        stack.pop_back();
+    if (!ordered) {
+      if (const auto order = ir::DependencyOrder(*computation)) {
+        return {order->begin(), order->end()};
       }
     }
-    return order;
+    return {computation->instructions.begin(), computation->instructions.end()};
   }
 
   // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).

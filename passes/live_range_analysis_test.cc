@@ -102,5 +102,23 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   CHECK(RangeAt(df, lr, *module, "w.e") == TimeBound{4, 6});
 }
 
+TEST_CASE("an unscheduled computation is ordered by its operands and control edges") {
+  // The text puts `late` first, but it must wait for `early` (a control predecessor).
+  const auto module = Parse(R"(HloModule unscheduled
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %late = f32[4]{0} negate(%a), control-predecessors={%early}
+  %early = f32[4]{0} exponential(%a)
+  ROOT %r = f32[4]{0} add(%late, %early)
+}
+)");
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  const AliasAnalysis alias = AliasAnalysis::Run(df);
+  const LiveRangeAnalysis lr = LiveRangeAnalysis::Run(df, alias);
+  CHECK(lr.TimeOf(Find(*module, "early")) < lr.TimeOf(Find(*module, "late")));
+  CHECK(lr.TimeOf(Find(*module, "late")) < lr.TimeOf(Find(*module, "r")));
+}
+
 }  // namespace
 }  // namespace spmdsim::passes
