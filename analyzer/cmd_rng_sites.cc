@@ -28,7 +28,8 @@ struct RngSitesOptions {
 void AddRematWhatIf(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
                     passes::RngSiteResult& result) {
   bool residuals = false;
-  for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
+  for (const passes::RngFinding& f : result.findings)
+    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
   if (!residuals) return;
   passes::MemoryAnalysisOptions memory;
   memory.platform = MemoryProfileOf(input);

@@ -17,8 +17,13 @@ Json DeltaJson(const Delta& d) {
 }
 
 Json FindingJson(const passes::RngFinding& f) {
-  return {{"kind", f.kind},       {"severity", f.severity}, {"bytes", f.bytes},    {"site", f.site},
-          {"op_name", f.op_name}, {"source", f.source},     {"message", f.message}};
+  return {{"kind", passes::FindingName(f.kind)},
+          {"severity", f.severity},
+          {"bytes", f.bytes},
+          {"site", f.site},
+          {"op_name", f.op_name},
+          {"source", f.source},
+          {"message", f.message}};
 }
 
 Json CategoryJson(const LiveCategory& category) {
@@ -180,7 +185,8 @@ void PrintDiffText(const dump::ModuleInput* a, const dump::ModuleInput* b, const
        {std::pair{'+', &d.findings_added}, std::pair{'-', &d.findings_removed}}) {
     for (const passes::RngFinding& f : *list) {
       const std::string scope = FindingScope(f.op_name);
-      out << fmt::format("    {} {}{}{}  {}\n", sign, f.kind, scope.empty() ? "" : " in " + scope,
+      out << fmt::format("    {} {}{}{}  {}\n", sign, passes::FindingName(f.kind),
+                         scope.empty() ? "" : " in " + scope,
                          f.source.empty() ? "" : " at " + f.source, ShortOpName(f.op_name));
     }
   }

@@ -510,10 +510,10 @@ void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
   out += fmt::format("<h3>Findings: {}</h3>\n", r.findings.size());
   if (r.findings.empty()) return;
   // What each kind means, once; the table then has a row per finding.
-  std::set<std::string> explained;
+  std::set<passes::FindingKind> explained;
   for (const RngFinding& f : r.findings) {
     if (!explained.insert(f.kind).second) continue;
-    out += "<p class=\"finding-kind\"><span class=\"code\">" + E(f.kind) +
+    out += "<p class=\"finding-kind\"><span class=\"code\">" + E(passes::FindingName(f.kind)) +
            "</span>: " + E(f.message) + "</p>\n";
   }
   out +=
@@ -522,9 +522,10 @@ void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
   const size_t shown = std::min(options.max_rows, r.findings.size());
   for (size_t i = 0; i < shown; ++i) {
     const RngFinding& f = r.findings[i];
-    out += "<tr>" + Td(f.kind, "code") + Td(f.severity, f.severity == "warning" ? "warning" : "") +
-           BytesTd(f.bytes) + BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") +
-           Td(f.site, "code") + LongTd(f.source, "long") + "</tr>\n";
+    out += "<tr>" + Td(passes::FindingName(f.kind), "code") +
+           Td(f.severity, f.severity == "warning" ? "warning" : "") + BytesTd(f.bytes) +
+           BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") + Td(f.site, "code") +
+           LongTd(f.source, "long") + "</tr>\n";
   }
   out += "</table>\n";
   if (shown < r.findings.size()) {

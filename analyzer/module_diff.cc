@@ -134,7 +134,7 @@ std::vector<RngGroupDiff> DiffRngSites(const passes::RngSiteResult& a,
 // Findings of `from` whose (kind, op_name) `other` lacks.
 std::vector<passes::RngFinding> FindingsOnlyIn(const passes::RngSiteResult& from,
                                                const passes::RngSiteResult& other) {
-  std::set<std::pair<std::string, std::string>> known;
+  std::set<std::pair<passes::FindingKind, std::string>> known;
   for (const passes::RngFinding& f : other.findings) known.insert({f.kind, f.op_name});
   std::vector<passes::RngFinding> only;
   for (const passes::RngFinding& f : from.findings) {

@@ -120,7 +120,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   j["totals"] = std::move(totals);
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const RngFinding& f : result.findings) {
-    findings.push_back({{"kind", f.kind},
+    findings.push_back({{"kind", passes::FindingName(f.kind)},
                         {"severity", f.severity},
                         {"bytes", f.bytes},
                         {"saving_bytes", f.saving_bytes},
@@ -231,14 +231,14 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
                      HumanBytes(result.totals.wire_bytes_per_device));
   out << "  what-if total per device: " << WhatIfText(result.totals.whatif) << "\n";
   // The first finding of each kind with its whole message, the others a line each.
-  std::set<std::string> explained;
+  std::set<passes::FindingKind> explained;
   for (const RngFinding& f : result.findings) {
     const std::string scope = FindingScope(f.op_name);
-    out << fmt::format("  finding {} ({}){} at {}", f.kind, f.severity,
+    out << fmt::format("  finding {} ({}){} at {}", passes::FindingName(f.kind), f.severity,
                        scope.empty() ? "" : " in " + scope, f.site);
     if (!f.source.empty()) out << " (" << f.source << ")";
     if (f.bytes > 0) out << fmt::format(": {}", HumanBytes(f.bytes));
-    if (f.kind == "rng-key-residual") {
+    if (f.kind == passes::FindingKind::kRngKeyResidual) {
       out << fmt::format(" held, {} of it live at the peak", HumanBytes(f.saving_bytes));
     } else if (f.bytes > 0 && f.saving_bytes > 0) {
       out << fmt::format(", saves {}", HumanBytes(f.saving_bytes));

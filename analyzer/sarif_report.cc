@@ -6,6 +6,7 @@
 
 #include "analyzer/check_view.h"
 #include "analyzer/ci_formats.h"
+#include "passes/finding_kinds.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -21,10 +22,10 @@ size_t RuleIndex(std::string_view name) {
   return 0;
 }
 
+// A baseline's finding kind is a name (it may come from another version of spmdsim).
 size_t FindingRule(std::string_view kind) {
-  for (const std::string_view known :
-       {"rng-key-residual", "rng-depends-on-partition", "rng-replicated-collectives"}) {
-    if (kind == known) return RuleIndex(known);
+  if (const auto known = passes::ParseFindingKind(kind)) {
+    return RuleIndex(passes::FindingName(*known));
   }
   return RuleIndex("rng-other-finding");
 }
@@ -63,15 +64,11 @@ nlohmann::ordered_json Result(size_t rule, std::string_view level, const std::st
 
 }  // namespace
 
-const std::vector<SarifRule>& SarifRules() {
-  static const std::vector<SarifRule> kRules = {
-      {"SPMD001", "rng-key-residual", "warning",
-       "Random values drawn in the forward pass stay live until the backward pass reads them"},
-      {"SPMD002", "rng-depends-on-partition", "warning",
-       "A random key is derived from the device's position in the mesh: the bits change with "
-       "the mesh"},
-      {"SPMD003", "rng-replicated-collectives", "warning",
-       "Replicated threefry sends collectives that partitionable threefry would not"},
+namespace {
+
+// The rules of `check` and of findings this build does not know.
+std::vector<SarifRule> CheckRules() {
+  return {
       {"SPMD009", "rng-other-finding", "warning", "Another finding about random-number sites"},
       {"SPMD101", "peak-memory-regression", "error",
        "Peak memory per device rose over the baseline by more than the tolerance"},
@@ -92,6 +89,21 @@ const std::vector<SarifRule>& SarifRules() {
        "A module is in the baseline but not among the inputs, or among the inputs but not in the "
        "baseline"},
   };
+}
+
+}  // namespace
+
+const std::vector<SarifRule>& SarifRules() {
+  static const std::vector<SarifRule> kRules = [] {
+    // The findings' rules come from their registry (passes/finding_kinds.h); the check's own
+    // rules follow.
+    std::vector<SarifRule> rules;
+    for (const passes::FindingKindInfo& info : passes::FindingKinds()) {
+      rules.push_back({info.sarif_id, info.name, info.severity, info.summary});
+    }
+    for (const SarifRule& rule : CheckRules()) rules.push_back(rule);
+    return rules;
+  }();
   return kRules;
 }
 

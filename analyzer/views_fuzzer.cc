@@ -153,7 +153,8 @@ void RenderCollectives(const dump::ModuleInput& input) {
 void RenderRngSites(const dump::ModuleInput& input) {
   passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
   bool residuals = false;
-  for (const passes::RngFinding& f : result.findings) residuals |= f.kind == "rng-key-residual";
+  for (const passes::RngFinding& f : result.findings)
+    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
   if (residuals) {
     passes::MemoryAnalysisOptions memory;
     memory.per_device_from_shardings = IsUnpartitioned(input);

@@ -146,7 +146,7 @@ void AnalyzeModule(const ir::HloModule& module) {
   Use(passes::EstimateRematSavings(module, peak, rng, memory).saving_bytes);
   passes::RngSiteResult sites = passes::AnalyzeRngSites(module);
   bool residuals = false;
-  for (const passes::RngFinding& f : sites.findings) residuals |= f.kind == "rng-key-residual";
+  for (const passes::RngFinding& f : sites.findings) residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
   if (residuals) {
     passes::MemoryAnalysisOptions remat;
     remat.per_device_from_shardings = unpartitioned;

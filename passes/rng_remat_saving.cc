@@ -50,7 +50,7 @@ RematSavingResult EstimateRematSavings(ModuleAnalyses& analyses, const PeakMemor
   whatif.timeline_points = 1;
   whatif.record_placements = false;
   for (const RngFinding& f : rng.findings) {
-    if (f.kind == "rng-key-residual")
+    if (f.kind == FindingKind::kRngKeyResidual)
       whatif.recompute_values.insert(f.values.begin(), f.values.end());
   }
   if (whatif.recompute_values.empty()) return result;
@@ -79,7 +79,7 @@ RematSavingResult EstimateRematSavings(ModuleAnalyses& analyses, const PeakMemor
     }
   }
   for (RngFinding& f : rng.findings) {
-    if (f.kind != "rng-key-residual") continue;
+    if (f.kind != FindingKind::kRngKeyResidual) continue;
     f.saving_bytes = 0;
     for (const std::string& value : f.values) {
       const auto it = freed_at_peak.find(value);

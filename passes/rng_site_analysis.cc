@@ -1573,7 +1573,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     const RngSite& site = work.site;
     if (site.key_depends_on_partition && site.purpose == "bits") {
       RngFinding f;
-      f.kind = "rng-depends-on-partition";
+      f.kind = FindingKind::kRngDependsOnPartition;
       f.severity = "warning";
       f.site = site.name;
       f.op_name = site.op_name;
@@ -1595,7 +1595,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     }
     if (!residual.values.empty()) {
       RngFinding& f = residual;
-      f.kind = "rng-key-residual";
+      f.kind = FindingKind::kRngKeyResidual;
       f.severity = "warning";
       // Until the memory what-if (rng_remat_saving.h) says how much of it is live at the peak.
       f.saving_bytes = f.bytes;
@@ -1612,7 +1612,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     }
     if (site.mode == "replicated" && site.wire_bytes_per_device > 0) {
       RngFinding f;
-      f.kind = "rng-replicated-collectives";
+      f.kind = FindingKind::kRngReplicatedCollectives;
       f.severity = "warning";
       f.bytes = site.wire_bytes_per_device;
       f.saving_bytes =

@@ -45,6 +45,7 @@
 
 #include "ir/hlo.h"
 #include "passes/collective_analysis.h"
+#include "passes/finding_kinds.h"
 #include "passes/module_analyses.h"
 #include "passes/module_facts.h"
 #include "passes/rng_whatif.h"
@@ -121,8 +122,8 @@ struct RngSite {
 
 // A finding about one site (or the module), in the JSON schema's shape.
 struct RngFinding {
-  std::string kind;      // rng-key-residual | rng-depends-on-partition | rng-replicated-collectives
-  std::string severity;  // "info" | "warning"
+  FindingKind kind = FindingKind::kRngKeyResidual;  // names and SARIF ids: finding_kinds.h
+  std::string severity;                             // "info" | "warning"
   int64_t bytes = 0;
   int64_t saving_bytes = 0;
   std::string site;  // anchor instruction

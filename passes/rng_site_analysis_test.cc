@@ -156,7 +156,7 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
   // Semantics: only the shard_map program derives keys from the device's position.
   int64_t findings = 0;
   for (const RngFinding& f : loaded.rng.findings) {
-    findings += f.kind == "rng-depends-on-partition" ? 1 : 0;
+    findings += f.kind == FindingKind::kRngDependsOnPartition ? 1 : 0;
   }
   CHECK(depends == (shard_map ? expected_sites : 0));
   CHECK(findings == (shard_map ? expected_sites : 0));
@@ -332,7 +332,8 @@ TEST_CASE("fused threefry in XLA's optimized module: modes, buffers and collecti
         materialized += site.materialized_bytes;
       }
       CHECK(bits >= manifest.at("dropout_sites").get<int64_t>());
-      for (const RngFinding& f : result.findings) CHECK(f.kind != "rng-depends-on-partition");
+      for (const RngFinding& f : result.findings)
+        CHECK(f.kind != FindingKind::kRngDependsOnPartition);
       if (partitionable) {
         CHECK(materialized == 0);
         CHECK(xla_u32_bits == 0);
@@ -453,7 +454,7 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
   REQUIRE(saving.ran);
   int64_t findings_saving = 0;
   for (const RngFinding& f : loaded.rng.findings) {
-    if (f.kind != "rng-key-residual") continue;
+    if (f.kind != FindingKind::kRngKeyResidual) continue;
     std::map<std::string, int64_t> xla_at_peak;
     for (const auto& entry : live->live_at_peak) xla_at_peak[entry.value] = entry.bytes;
     int64_t xla_saving = 0;
