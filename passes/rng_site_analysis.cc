@@ -1301,13 +1301,116 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   }
 }
 
+namespace {
+
+bool IsMovingCollective(Opcode opcode) {
+  return opcode == Opcode::kAllGather || opcode == Opcode::kCollectivePermute ||
+         opcode == Opcode::kAllToAll;
+}
+
+bool IsCollectiveStart(const HloInstruction& instr) {
+  if (instr.opcode == Opcode::kAllGatherStart || instr.opcode == Opcode::kCollectivePermuteStart) {
+    return true;
+  }
+  // An async pair wrapping an all-gather, collective-permute or all-to-all.
+  const HloComputation* wrapped =
+      instr.opcode == Opcode::kAsyncStart ? instr.Called("calls") : nullptr;
+  return wrapped != nullptr && wrapped->root != nullptr &&
+         IsMovingCollective(wrapped->root->opcode);
+}
+
+const HloInstruction* DoneOf(const HloInstruction& start) {
+  for (const HloInstruction* user : start.users) {
+    if (user->opcode == Opcode::kAllGatherDone || user->opcode == Opcode::kCollectivePermuteDone ||
+        user->opcode == Opcode::kAsyncDone) {
+      return user;
+    }
+  }
+  return nullptr;
+}
+
+// A fusion that only moves data (slices, bitcasts, concatenations of its parameters).
+bool MovesDataOnly(const HloInstruction& instr) {
+  if (instr.opcode != Opcode::kFusion) return false;
+  const HloComputation* fused = instr.Called("calls");
+  if (fused == nullptr) return false;
+  for (const HloInstruction* i : fused->instructions) {
+    switch (i->opcode) {
+      case Opcode::kParameter:
+      case Opcode::kSlice:
+      case Opcode::kDynamicSlice:
+      case Opcode::kBitcast:
+      case Opcode::kReshape:
+      case Opcode::kCopy:
+      case Opcode::kConcatenate:
+      case Opcode::kConstant:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// Where the random values a collective moves are read: the users of the part of its result
+// that holds operand `operand` (a combined collective gathers several sites' values, one tuple
+// element each), through its done, get-tuple-elements, bitcasts, copies and data-moving fusions.
+void ReadersPastCollective(const HloInstruction& collective, int64_t operand,
+                           std::vector<const HloInstruction*>& out) {
+  const HloInstruction* result = &collective;
+  if (!IsMovingCollective(collective.opcode)) result = DoneOf(collective);
+  if (result == nullptr) return;
+  const bool per_operand = collective.operands.size() > 1 && result->shape.IsTuple();
+  std::vector<const HloInstruction*> frontier;
+  for (const HloInstruction* user : result->users) {
+    if (!per_operand) {
+      frontier.push_back(user);
+    } else if (user->opcode == Opcode::kGetTupleElement && user->tuple_index == operand) {
+      frontier.push_back(user);
+    }
+  }
+  std::set<const HloInstruction*> visited;
+  while (!frontier.empty()) {
+    const HloInstruction* at = frontier.back();
+    frontier.pop_back();
+    if (!visited.insert(at).second || visited.size() > 4096) continue;
+    const bool pass = at->opcode == Opcode::kGetTupleElement || at->opcode == Opcode::kBitcast ||
+                      at->opcode == Opcode::kCopy || at->opcode == Opcode::kReshape ||
+                      MovesDataOnly(*at);
+    if (!pass) {
+      out.push_back(at);
+      continue;
+    }
+    for (const HloInstruction* user : at->users) frontier.push_back(user);
+  }
+}
+
+}  // namespace
+
 void RngSiteFinder::DescribeConsumers(SiteWork& work) {
   std::set<std::string> seen;
   std::set<const HloInstruction*> consumer_set;
   std::set<const HloInstruction*>& crossing = work.crossing;
   for (const HloInstruction* member : work.members) {
+    // The readers of the member's values, with the collective they came through (replicated
+    // threefry gathers or exchanges hash outputs before the dropout reads them).
+    std::vector<std::pair<const HloInstruction*, const HloInstruction*>> readers;
     for (const HloInstruction* user : member->users) {
       if (work.members.count(user) != 0 || !ReadsSiteValue(work, member, user)) continue;
+      if (!IsMovingCollective(user->opcode) && !IsCollectiveStart(*user)) {
+        readers.emplace_back(user, nullptr);
+        continue;
+      }
+      std::vector<const HloInstruction*> past;
+      for (size_t k = 0; k < user->operands.size(); ++k) {
+        if (user->operands[k] == member) {
+          ReadersPastCollective(*user, static_cast<int64_t>(k), past);
+        }
+      }
+      if (past.empty()) readers.emplace_back(user, nullptr);
+      for (const HloInstruction* reader : past) readers.emplace_back(reader, user);
+    }
+    for (const auto& [user, via] : readers) {
       bool select = false;
       bool compare = false;
       bool log = false;
@@ -1329,7 +1432,10 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       }
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
         consumer_set.insert(user);
-        if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, user)) {
+        // The member's own buffer is held until its direct reader (a collective's copy is a
+        // buffer of its own).
+        const HloInstruction* direct = via != nullptr ? via : user;
+        if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, direct)) {
           crossing.insert(member);
         }
       }
@@ -1352,6 +1458,7 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       }
       what +=
           " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) +
+          (via != nullptr ? ", through " + std::string(via->name) : "") +
           (mask_in_member && what.rfind("key of", 0) != 0 ? ", mask computed with the hash)" : ")");
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
