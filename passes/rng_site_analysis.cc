@@ -351,6 +351,7 @@ class RngSiteFinder {
   // only its own outputs of it).
   bool ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
                       const HloInstruction* user) const;
+  void KeepConnectedMembers();
   std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
@@ -1120,6 +1121,40 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
   return nullptr;
 }
 
+// A site whose scope is the whole program (a key split at the top level,
+// `jit(train_step)/rng_bit_generator`) keeps only the members the dataflow joins to its anchor
+// through other members (its counters, the generator state, the bits): its scope alone would
+// take every random-only instruction of the module.
+void RngSiteFinder::KeepConnectedMembers() {
+  std::vector<std::vector<const HloInstruction*>> by_site(sites_.size());
+  for (const auto& [instr, s] : site_of_) by_site[static_cast<size_t>(s)].push_back(instr);
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    // A scope below the program's root already narrows the members to one JAX call site.
+    if (sites_[s].site.scope.find('/') != std::string::npos) continue;
+    std::unordered_set<const HloInstruction*> reached;
+    std::vector<const HloInstruction*> stack = {sites_[s].anchor};
+    for (const HloInstruction* holder : sites_[s].holders) stack.push_back(holder);
+    const auto in_site = [&](const HloInstruction* instr) {
+      const auto it = site_of_.find(instr);
+      return it != site_of_.end() && it->second == static_cast<int>(s);
+    };
+    while (!stack.empty()) {
+      const HloInstruction* at = stack.back();
+      stack.pop_back();
+      if (!reached.insert(at).second) continue;
+      for (const HloInstruction* next : at->operands) {
+        if (in_site(next)) stack.push_back(next);
+      }
+      for (const HloInstruction* next : at->users) {
+        if (in_site(next)) stack.push_back(next);
+      }
+    }
+    for (const HloInstruction* instr : by_site[s]) {
+      if (reached.count(instr) == 0) site_of_.erase(instr);
+    }
+  }
+}
+
 void RngSiteFinder::CollectMembers() {
   // Members: random-only instructions of the anchor's computation inside its scope; each goes to
   // the site with the longest scope. The anchor's loop body and condition belong to it whole.
@@ -1163,6 +1198,7 @@ void RngSiteFinder::CollectMembers() {
       site_of_[instr] = best;
     }
   }
+  KeepConnectedMembers();
   for (size_t s = 0; s < sites_.size(); ++s) {
     const HloInstruction* anchor = sites_[s].anchor;
     if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty()) {
