@@ -811,6 +811,15 @@ void RngSiteFinder::FindAnchors() {
           break;
         }
         case Opcode::kFusion: {
+          // XLA:GPU wraps a custom call whose operands it slices in a custom fusion (a
+          // dynamic-slice fusion): the fusion is the site, named after the call it runs.
+          if (const HloComputation* fused = instr->Called("calls");
+              fused != nullptr && fused->root != nullptr &&
+              fused->root->opcode == Opcode::kCustomCall &&
+              fused->root->custom_call_target().find("threefry2x32") != std::string_view::npos) {
+            AddSite(instr, "threefry-custom-call", "", nullptr, fused->root->metadata().op_name);
+            break;
+          }
           const auto anchored = draws_by_anchor.find(instr);
           const bool chains = !module_.is_scheduled && !CallChains(instr->parent).empty();
           if (anchored != draws_by_anchor.end() && !chains) {
