@@ -1430,6 +1430,21 @@ void ReadersPastCollective(const HloInstruction& collective, int64_t operand,
   }
 }
 
+// A consumer that computes the dropout mask (a pred array) for a later instruction to select
+// with: the dropout ends there.
+bool SelectsWithMask(const HloInstruction& mask) {
+  if (!mask.shape.IsArray() || mask.shape.element_type() != PrimitiveType::kPred) return false;
+  for (const HloInstruction* user : mask.users) {
+    bool select = user->opcode == Opcode::kSelect;
+    if (user->opcode == Opcode::kFusion) {
+      ForEachNested(user->Called("calls"),
+                    [&](const HloInstruction* i) { select |= i->opcode == Opcode::kSelect; });
+    }
+    if (select) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void RngSiteFinder::DescribeConsumers(SiteWork& work) {
@@ -1490,7 +1505,7 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
         what = "key of " + sites_[other->second].site.name;
       } else if (shared_anchors_.count(user) != 0) {
         what = "key of " + std::string(user->name);
-      } else if (select && (compare || mask_in_member)) {
+      } else if ((select && (compare || mask_in_member)) || (compare && SelectsWithMask(*user))) {
         what = "dropout (mask and select)";
       } else if (compare || mask_in_member) {
         what = "mask (compare)";
