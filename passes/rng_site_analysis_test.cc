@@ -432,7 +432,11 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
     return range != live->ranges.end() && range->second.start < boundary &&
            range->second.end >= boundary;
   };
+  // Buffer for buffer: a random-bit buffer is held across exactly when XLA's live range crosses
+  // the boundary. Where XLA fuses the hash into its consumers (GPU, TPU) and the backward
+  // recomputes it, nothing is held, and nothing may be reported.
   int64_t held = 0;
+  int64_t examined = 0;
   for (const RngSite& site : loaded.rng.sites) {
     if (site.purpose != "bits") continue;
     for (const RngSiteBuffer& buffer : site.buffers) {
@@ -442,15 +446,35 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
       INFO(site.name << " " << buffer.value << " " << buffer.shape);
       CHECK(buffer.held_across == xla_holds);
       held += buffer.held_across ? 1 : 0;
+      ++examined;
     }
   }
-  // Two dropouts per layer, each holding its bits (two hash outputs in partitionable mode,
-  // the gathered bits in replicated mode).
-  const int64_t layers = program.at("model").at("num_layers").get<int64_t>();
-  CHECK(held >= layers * 2);
+  // A program whose hashes XLA fused into their consumers has no random-bit buffer to examine
+  // (`examined` 0); its findings are still checked below.
+  INFO(examined << " random-bit buffers examined");
+  // No finding names a buffer that is not a held random-bit buffer.
+  std::set<std::string> held_values;
+  for (const RngSite& site : loaded.rng.sites) {
+    for (const RngSiteBuffer& buffer : site.buffers) {
+      if (site.purpose != "bits" || !buffer.held_across) continue;
+      held_values.insert(buffer.values.begin(), buffer.values.end());
+    }
+  }
+  for (const RngFinding& f : loaded.rng.findings) {
+    if (f.kind != FindingKind::kRngKeyResidual) continue;
+    for (const std::string& value : f.values) {
+      INFO(f.site << " names " << value);
+      CHECK(held_values.count(value) == 1);
+    }
+  }
+  if (held == 0) return;
 
-  const PeakMemoryResult baseline = AnalyzePeakMemory(*loaded.input.module);
-  const RematSavingResult saving = EstimateRematSavings(*loaded.input.module, baseline, loaded.rng);
+  MemoryAnalysisOptions memory;
+  memory.platform = PlatformProfile::For(
+      ParsePlatform(program.at("platform_kind").get<std::string>()).value_or(Platform::kCpu));
+  const PeakMemoryResult baseline = AnalyzePeakMemory(*loaded.input.module, memory);
+  const RematSavingResult saving =
+      EstimateRematSavings(*loaded.input.module, baseline, loaded.rng, memory);
   REQUIRE(saving.ran);
   int64_t findings_saving = 0;
   for (const RngFinding& f : loaded.rng.findings) {
@@ -474,7 +498,6 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
   }
   // The re-simulated peak falls by at most what the findings free at the old peak.
   CHECK(saving.saving_bytes <= findings_saving);
-  CHECK(saving.saving_bytes > 0);
 }
 
 TEST_CASE("rng scope and phase from op_name") {
