@@ -112,6 +112,17 @@ void AnalyzeModule(const ir::HloModule& module) {
   other.timeline_points = 1;
   other.live_at_peak_limit = 1;
   Summarize(passes::AnalyzePeakMemory(module, other));
+  // Every platform's rules, and another memory space reported, on shared analyses.
+  passes::ModuleAnalyses analyses(module);
+  for (const passes::Platform platform :
+       {passes::Platform::kCpu, passes::Platform::kGpu, passes::Platform::kTpu}) {
+    passes::MemoryAnalysisOptions sized = memory;
+    sized.platform = passes::PlatformProfile::For(platform);
+    sized.timeline_points = 4;
+    Summarize(passes::AnalyzePeakMemory(analyses, sized));
+    sized.memory_space = 1;
+    Summarize(passes::AnalyzePeakMemory(analyses, sized));
+  }
 
   // Collectives, with and without a topology; the loop counts they derive.
   const passes::CollectiveResult plain = passes::AnalyzeCollectives(module);
@@ -146,7 +157,8 @@ void AnalyzeModule(const ir::HloModule& module) {
   Use(passes::EstimateRematSavings(module, peak, rng, memory).saving_bytes);
   passes::RngSiteResult sites = passes::AnalyzeRngSites(module);
   bool residuals = false;
-  for (const passes::RngFinding& f : sites.findings) residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
+  for (const passes::RngFinding& f : sites.findings)
+    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
   if (residuals) {
     passes::MemoryAnalysisOptions remat;
     remat.per_device_from_shardings = unpartitioned;
