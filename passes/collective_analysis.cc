@@ -326,6 +326,63 @@ std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
   return counts;
 }
 
+namespace {
+
+struct NamedProducers {
+  std::string common_op_name;  // the longest whole-component prefix of their op_names
+  const ir::HloInstruction* first = nullptr;
+};
+
+// The nearest producers of `operands` that carry an op_name (XLA's bitcasts, copies and
+// concatenations for a combined collective carry none; a parameter of a computation called from
+// one place stands for its caller's operand), a bounded walk up the operands.
+NamedProducers NearestNamedProducers(std::span<ir::HloInstruction* const> operands) {
+  NamedProducers out;
+  std::vector<const ir::HloInstruction*> stack(operands.begin(), operands.end());
+  std::set<const ir::HloInstruction*> seen;
+  bool any = false;
+  bool all_same = true;
+  while (!stack.empty() && seen.size() < 256) {
+    const ir::HloInstruction* at = stack.back();
+    stack.pop_back();
+    if (!seen.insert(at).second) continue;
+    const std::string name = ir::CUnescape(at->metadata().op_name);
+    if (name.empty()) {
+      if (at->opcode == Opcode::kParameter && at->parent != nullptr &&
+          at->parent->callers.size() == 1 && at->parameter_number >= 0 &&
+          static_cast<size_t>(at->parameter_number) <
+              at->parent->callers.front()->operands.size()) {
+        stack.push_back(
+            at->parent->callers.front()->operands[static_cast<size_t>(at->parameter_number)]);
+      } else {
+        stack.insert(stack.end(), at->operands.begin(), at->operands.end());
+      }
+      continue;
+    }
+    if (!any) {
+      out.common_op_name = name;
+      out.first = at;
+      any = true;
+      continue;
+    }
+    all_same &= name == out.common_op_name;
+    size_t keep = 0;
+    while (keep < out.common_op_name.size() && keep < name.size() &&
+           out.common_op_name[keep] == name[keep]) {
+      ++keep;
+    }
+    out.common_op_name.resize(keep);
+  }
+  // Cut back to whole components when the names differ.
+  if (!all_same) {
+    const size_t slash = out.common_op_name.rfind('/');
+    out.common_op_name.resize(slash == std::string::npos ? 0 : slash);
+  }
+  return out;
+}
+
+}  // namespace
+
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const CollectiveOptions& options) {
   CollectiveResult result;
   result.num_devices = ir::DeviceCount(module);
@@ -420,6 +477,16 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
           instr->metadata().empty() ? coll->metadata() : instr->metadata();
       op.op_name = ir::CUnescape(metadata.op_name);
       op.source = SourceOf(module, metadata);
+      // XLA's combiners give a combined collective no metadata of its own: it is named after
+      // what its operands compute (their common op_name prefix), and their first source.
+      if (op.op_name.empty()) {
+        const NamedProducers named = NearestNamedProducers(
+            instr != coll ? instr->operands : coll->operands);  // an async wrapper's operands
+        op.op_name = named.common_op_name;
+        if (op.source.empty() && named.first != nullptr) {
+          op.source = SourceOf(module, named.first->metadata());
+        }
+      }
 
       CollectiveKindTotals& totals = result.by_kind[op.kind];
       ++totals.count;
