@@ -18,6 +18,27 @@ std::string TimeText(double us) {
   return fmt::format("{:.1f} us", us);
 }
 
+// Device ids one op's `groups` lists at most: a module can name every one of 65536 devices in
+// each of its collectives, and listing them all made megabytes of JSON per op.
+constexpr size_t kMaxListedDeviceIds = 4096;
+
+// The op's groups, whole ones only, until kMaxListedDeviceIds ids are listed.
+nlohmann::ordered_json ListedGroups(const std::vector<std::vector<int64_t>>& groups,
+                                    bool& complete) {
+  nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+  size_t ids = 0;
+  complete = true;
+  for (const std::vector<int64_t>& group : groups) {
+    if (ids + group.size() > kMaxListedDeviceIds) {
+      complete = false;
+      break;
+    }
+    ids += group.size();
+    listed.push_back(group);
+  }
+  return listed;
+}
+
 }  // namespace
 
 nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
@@ -43,7 +64,10 @@ nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
     o["computation"] = op.computation;
     o["id_kind"] = op.id_kind;
     o["group_size"] = op.group_size;
-    o["groups"] = op.groups;
+    bool complete = true;
+    o["groups"] = ListedGroups(op.groups, complete);
+    o["group_count"] = op.groups.size();
+    o["groups_complete"] = complete;
     o["mesh_axes"] = op.mesh_axes;
     o["operand_count"] = op.operand_count;
     o["bytes"] = op.bytes;

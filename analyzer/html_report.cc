@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "analyzer/buffer_groups.h"
 #include "analyzer/finding_scope.h"
 #include "analyzer/html_escape.h"
 #include "analyzer/human_units.h"
@@ -238,44 +239,8 @@ void MemoryTerms(const MemoryReport& report, std::string& out) {
   for (const std::string& note : m.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
 }
 
-struct BufferGroup {
-  int64_t size_bytes = 0;
-  std::string shape;
-  int64_t count = 0;
-  std::set<std::string> op_names;
-};
-
-// Buffers of one size and shape, the groups that add up to most first (ties: larger buffers,
-// then shape), as the text view summarises the rest of its listing.
-std::vector<BufferGroup> GroupBuffers(const std::vector<LiveBuffer>& buffers) {
-  std::map<std::pair<int64_t, std::string>, BufferGroup> groups;
-  for (const LiveBuffer& b : buffers) {
-    BufferGroup& g = groups[{b.size_bytes, b.shape}];
-    g.size_bytes = b.size_bytes;
-    g.shape = b.shape;
-    ++g.count;
-    g.op_names.insert(b.op_name);
-  }
-  std::vector<BufferGroup> sorted;
-  for (auto& [key, group] : groups) sorted.push_back(std::move(group));
-  std::stable_sort(sorted.begin(), sorted.end(), [](const BufferGroup& a, const BufferGroup& b) {
-    const int64_t ta = ir::SaturatingMul(a.size_bytes, a.count);
-    const int64_t tb = ir::SaturatingMul(b.size_bytes, b.count);
-    if (ta != tb) return ta > tb;
-    return a.size_bytes > b.size_bytes;
-  });
-  return sorted;
-}
-
 std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
-  std::string out;
-  for (size_t i = 0; i < groups.size() && i < limit; ++i) {
-    if (!out.empty()) out += ", ";
-    out += fmt::format("{} x {} {}", groups[i].count, HumanBytes(groups[i].size_bytes),
-                       groups[i].shape);
-  }
-  if (groups.size() > limit) out += ", ...";
-  return E(out);
+  return E(GroupSummary(groups, limit));
 }
 
 // "name{index}", with "{}" for a whole instruction ("name" alone is written for it too).

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <map>
 
+#include "analyzer/buffer_groups.h"
 #include "analyzer/human_units.h"
 #include "analyzer/module_heading.h"
 #include "analyzer/module_platform.h"
+#include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
 
@@ -203,29 +205,6 @@ std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias,
                      HumanBytes(argument), HumanBytes(output), HumanBytes(alias), HumanBytes(temp));
 }
 
-// "48 x 384.00 MiB u32[128,1024,768]": the buffers not shown in full, grouped by size and shape,
-// the groups that add up to most first.
-std::string SummarizeRest(const std::vector<passes::LiveBuffer>& rest) {
-  std::map<std::pair<int64_t, std::string>, int64_t> groups;
-  for (const passes::LiveBuffer& b : rest) ++groups[{b.size_bytes, b.shape}];
-  std::vector<std::pair<std::pair<int64_t, std::string>, int64_t>> sorted(groups.begin(),
-                                                                          groups.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.first.first * a.second > b.first.first * b.second;
-  });
-  std::string out;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (i == 8) {
-      out += ", ...";
-      break;
-    }
-    if (!out.empty()) out += ", ";
-    const auto& [key, count] = sorted[i];
-    out += fmt::format("{} x {} {}", count, HumanBytes(key.first), key.second);
-  }
-  return out;
-}
-
 std::string Curve(const std::vector<passes::TimelinePoint>& timeline, size_t width) {
   static constexpr std::string_view kLevels = " .:-=+*#%@";
   if (timeline.empty() || width == 0) return {};
@@ -318,7 +297,7 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
   if (r.live_at_peak.size() > shown) {
     const std::vector<passes::LiveBuffer> rest(r.live_at_peak.begin() + static_cast<long>(shown),
                                                r.live_at_peak.end());
-    out << fmt::format("    ... {} more: {}\n", rest.size(), SummarizeRest(rest));
+    out << fmt::format("    ... {} more: {}\n", rest.size(), GroupSummary(GroupBuffers(rest), 8));
   }
   if (!r.timeline.empty()) {
     int64_t low = r.timeline[0].live_bytes;

@@ -50,30 +50,47 @@ struct MeshCandidate {
   std::vector<std::string> names;  // empty = unnamed
 };
 
-Groups Canonical(Groups groups) {
-  for (auto& group : groups) std::sort(group.begin(), group.end());
-  std::sort(groups.begin(), groups.end());
-  return groups;
+// The coordinates of `device` (row-major over `dims`) along the axes not in `mask`, as one
+// mixed-radix number: devices that differ only along the masked axes share it.
+int64_t UnmaskedKey(int64_t device, const std::vector<int64_t>& dims, uint32_t mask) {
+  int64_t key = 0;
+  int64_t rest = device;
+  for (size_t axis = dims.size(); axis-- > 0;) {
+    const int64_t coord = rest % dims[axis];
+    rest /= dims[axis];
+    if ((mask & (1u << axis)) == 0) key = key * dims[axis] + coord;
+  }
+  return key;
 }
 
-// Groups of devices (row-major iota over `dims`) that differ only along the axes in `mask`.
-Groups MeshGroups(const std::vector<int64_t>& dims, uint32_t mask) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  std::map<std::vector<int64_t>, std::vector<int64_t>> by_key;
-  for (int64_t device = 0; device < total; ++device) {
-    std::vector<int64_t> key;
-    int64_t rest = device;
-    for (size_t axis = dims.size(); axis-- > 0;) {
-      const int64_t coord = rest % dims[axis];
-      rest /= dims[axis];
-      if ((mask & (1u << axis)) == 0) key.push_back(coord);
-    }
-    by_key[key].push_back(device);
+// Whether `groups` are exactly the groups of devices (row-major iota over `dims`, `total` of
+// them) that differ only along the axes in `mask`, in any order: every group has the masked
+// axes' size, its devices share their other coordinates, and together the groups hold every
+// device once. Linear in the devices, without building the mesh's groups (a module can name
+// 65536 devices in every collective).
+bool GroupsAreMeshSubsets(const Groups& groups, const std::vector<int64_t>& dims, uint32_t mask,
+                          int64_t total) {
+  int64_t group_size = 1;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if ((mask & (1u << axis)) != 0) group_size *= dims[axis];
   }
-  Groups groups;
-  for (auto& [key, group] : by_key) groups.push_back(std::move(group));
-  return Canonical(std::move(groups));
+  if (groups.empty() || static_cast<int64_t>(groups.front().size()) != group_size ||
+      static_cast<int64_t>(groups.size()) != total / group_size) {
+    return false;
+  }
+  std::vector<bool> seen(static_cast<size_t>(total), false);
+  for (const auto& group : groups) {
+    if (static_cast<int64_t>(group.size()) != group_size) return false;
+    int64_t key = -1;
+    for (const int64_t device : group) {
+      if (device < 0 || device >= total || seen[static_cast<size_t>(device)]) return false;
+      seen[static_cast<size_t>(device)] = true;
+      const int64_t k = UnmaskedKey(device, dims, mask);
+      if (key >= 0 && k != key) return false;
+      key = k;
+    }
+  }
+  return true;
 }
 
 std::string DimsText(const std::vector<int64_t>& dims) {
@@ -178,11 +195,12 @@ std::vector<MeshCandidate> MeshCandidates(const ir::HloModule& module, int64_t n
 
 std::string MatchMeshAxes(const Groups& groups, const std::vector<MeshCandidate>& candidates,
                           const ir::ReplicaGroups* written) {
-  const Groups canonical = Canonical(groups);
   for (const MeshCandidate& mesh : candidates) {
+    int64_t total = 1;
+    for (const int64_t d : mesh.dims) total = ir::SaturatingMul(total, d);
     const uint32_t subsets = 1u << mesh.dims.size();
     for (uint32_t mask = 1; mask < subsets; ++mask) {
-      if (MeshGroups(mesh.dims, mask) != canonical) continue;
+      if (!GroupsAreMeshSubsets(groups, mesh.dims, mask, total)) continue;
       std::string out;
       for (size_t axis = 0; axis < mesh.dims.size(); ++axis) {
         if ((mask & (1u << axis)) == 0) continue;
