@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "passes/threefry_core.h"
+#include "passes/rng/threefry_core.h"
 
 namespace spmdsim::validate {
 

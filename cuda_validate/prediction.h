@@ -19,7 +19,7 @@
 //   fused                       spmdsim whatif.fused.memory_bytes + the mask (nl bytes)
 //   replicated, custom_call     cuda_validate's formula (PredictedBytes)
 // spmdsim counts the RNG's own buffers, and the harness also keeps the dropout's 1-byte mask
-// (passes/rng_whatif.h). spmdsim's replicated figure models XLA's partitioned hash and
+// (passes/rng/rng_whatif.h). spmdsim's replicated figure models XLA's partitioned hash and
 // all-gathers, not lowering (a), so it is reported beside the formula but not judged. Without a
 // what-if entry, the site's materialized_bytes stands in for its own mode's lowering, else the
 // formula.

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <thread>
 
-#include "passes/threefry.h"
+#include "passes/rng/threefry.h"
 
 namespace spmdsim::validate {
 

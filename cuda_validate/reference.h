@@ -1,5 +1,5 @@
 // The CPU reference a lowering's output is checked against: the local shard's 32-bit bits from
-// passes/threefry (Bits32Range, checked against JAX's tables), and the mask and output a flax
+// passes/rng/threefry (Bits32Range, checked against JAX's tables), and the mask and output a flax
 // dropout makes of them. Computed on several threads; large shards take a few seconds.
 #pragma once
 

@@ -1,7 +1,7 @@
 #include "cuda_validate/site.h"
 
 #include "ir/checked_math.h"
-#include "passes/threefry.h"
+#include "passes/rng/threefry.h"
 
 namespace spmdsim::validate {
 

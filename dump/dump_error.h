@@ -1,7 +1,7 @@
 // What goes wrong reading XLA's files, typed: every function of dump/ that can fail returns a
 // DumpResult<T>, the value or a DumpError saying what kind of failure it was, which file, and the
 // message to print. dump/ decides no exit codes and prints nothing: the tool maps the kind to its
-// exit code (analyzer/command.h: kParse is 3, the others 2).
+// exit code (analyzer/cli/command.h: kParse is 3, the others 2).
 #pragma once
 
 #include <optional>

@@ -25,7 +25,7 @@ struct ModuleInput {
   std::unique_ptr<ir::HloModule> module;
   ModuleFileSet files;  // XLA's files beside it; all empty for standard input and the demo
   // The platform the user named for it (--platform: "cpu", "gpu", "tpu"); empty when the dump
-  // decides (analyzer/module_platform.h).
+  // decides (analyzer/model/module_platform.h).
   std::string platform;
 };
 

@@ -43,7 +43,7 @@
 //
 // Only what the log says is read here, with XLA's rounded figures read as bytes (dump/size_text.h);
 // what spmdsim makes of it (exact sizes from the shapes, categories, random bits and what each fix
-// would save) is analyzer/oom_report.h.
+// would save) is analyzer/model/oom_report.h.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The OOM log reader (dump/oom_log.h) on the logs of testdata/oom/: every entry as XLA listed it,
 // figures read from their rounded text, a repeated listing read once. What spmdsim makes of a
-// listing (exact sizes, categories, random bits) is tested in analyzer/oom_report_test.cc.
+// listing (exact sizes, categories, random bits) is tested in analyzer/model/oom_report_test.cc.
 #include "dump/oom_log.h"
 
 #include <catch2/catch.hpp>

@@ -41,7 +41,7 @@ inline int64_t SaturatingMul(int64_t a, int64_t b) {
 
 // A running total of sizes that goes up and down (bytes live over a schedule), kept in 128 bits
 // and read saturated at INT64_MAX: a hostile module's sum neither wraps nor, once over the cap,
-// comes back down wrong. Figures at INT64_MAX are printed as saturated (analyzer/human_units).
+// comes back down wrong. Figures at INT64_MAX are printed as saturated (analyzer/emit/human_units).
 class WideTotal {
  public:
   void Add(int64_t v) { total_ += v; }

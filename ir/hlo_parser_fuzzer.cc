@@ -2,7 +2,7 @@
 //   - the module parser, with a round trip: parse -> print -> parse (must succeed) -> print (must
 //     equal the first print), and the stats of both parses must agree;
 //   - the IR queries and analyses run on what parsed (shape sizes, shard shapes, device lists,
-//     replica-group expansion, passes::ComputeStats), as the commands run them;
+//     replica-group expansion, the counts `spmdsim stats` reports), as the commands run them;
 //   - the standalone sub-parsers (ParseShape, ParseSharding, ParseReplicaGroups) and their
 //     print -> parse round trip.
 // The gzip reader in front of the parser is dump/'s, fuzzed by dump/companion_files_fuzzer.cc.
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,7 +22,6 @@
 #include "ir/checked_math.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/stats_analysis.h"
 
 namespace spmdsim {
 
@@ -80,20 +80,38 @@ void ExerciseInstruction(const ir::HloInstruction& instr, int64_t& budget) {
   }
 }
 
-// Stats that must not change when a module is printed and parsed again.
-std::string StatsKey(const passes::StatsResult& s) {
-  std::string key = s.name + "|" + std::to_string(s.computation_count) + "|" +
-                    std::to_string(s.instruction_count) + "|" + std::to_string(s.parameter_count) +
-                    "|" + std::to_string(s.parameter_bytes) + "|" + std::to_string(s.output_bytes) +
-                    "|" + std::to_string(s.num_partitions) + "|" + std::to_string(s.replica_count) +
-                    "|" + (s.is_scheduled ? "s" : "u");
-  for (const auto& [name, count] : s.instructions_by_opcode) {
-    key += "|" + name + "=" + std::to_string(count);
+// What must not change when a module is printed and parsed again: the counts and sizes
+// `spmdsim stats` reports, computed from the IR alone (ir/ uses nothing of the layers above it).
+std::string StatsKey(const ir::HloModule& module) {
+  std::string key = std::string(module.name) + "|" + std::to_string(module.computations.size()) +
+                    "|" + std::to_string(module.num_partitions) + "|" +
+                    std::to_string(module.replica_count) + "|" + (module.is_scheduled ? "s" : "u");
+  std::map<std::string_view, int64_t> by_opcode;
+  std::map<std::string_view, int64_t> targets;
+  int64_t instructions = 0;
+  for (const ir::HloComputation* computation : module.computations) {
+    for (const ir::HloInstruction* instr : computation->instructions) {
+      ++instructions;
+      ++by_opcode[ir::OpcodeName(instr->opcode)];
+      if (!instr->custom_call_target().empty()) ++targets[instr->custom_call_target()];
+    }
   }
-  for (const auto& [name, count] : s.collectives) key += "|c:" + name + "=" + std::to_string(count);
-  for (const auto& [name, count] : s.custom_call_targets) {
-    key += "|t:" + name + "=" + std::to_string(count);
+  key += "|" + std::to_string(instructions);
+  if (module.entry != nullptr) {
+    int64_t parameter_bytes = 0;
+    for (const ir::HloInstruction* param : module.entry->parameters) {
+      if (param != nullptr) parameter_bytes += param->shape.LeafDataBytes();
+    }
+    key += "|" + std::to_string(module.entry->parameters.size()) + "|" +
+           std::to_string(parameter_bytes);
+    if (module.entry->root != nullptr) {
+      key += "|" + std::to_string(module.entry->root->shape.LeafDataBytes());
+    }
   }
+  for (const auto& [name, count] : by_opcode)
+    key += "|" + std::string(name) + "=" + std::to_string(count);
+  for (const auto& [name, count] : targets)
+    key += "|t:" + std::string(name) + "=" + std::to_string(count);
   return key;
 }
 
@@ -101,7 +119,7 @@ std::string PrintAll(const ir::ParseResult& result, std::string& stats) {
   std::string printed;
   for (const auto& module : result.modules) {
     printed += ir::PrintModule(*module);
-    stats += StatsKey(passes::ComputeStats(*module)) + "\n";
+    stats += StatsKey(*module) + "\n";
   }
   return printed;
 }

@@ -1,7 +1,7 @@
 // Regression tests for hostile input: each case is an input that once made the parser or the IR
 // queries misbehave (out-of-bounds access, signed overflow, megabytes of memory from one short
 // line, a round trip that changed the text) or that shows a limit holding. The CLI-level cases
-// (exit codes and messages for broken dumps) are in analyzer/cli_errors_test.cc.
+// (exit codes and messages for broken dumps) are in analyzer/cli/cli_errors_test.cc.
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>

@@ -16,9 +16,9 @@
 #include <memory>
 
 #include "ir/hlo.h"
-#include "passes/buffer_alias_analysis.h"
-#include "passes/buffer_dataflow_analysis.h"
-#include "passes/live_range_analysis.h"
+#include "passes/memory/buffer_alias_analysis.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/live_range_analysis.h"
 
 namespace spmdsim::passes {
 

@@ -5,9 +5,9 @@
 //
 // What is bounded: the instructions of the entry computation with every call site expanded (a
 // computation called twice counts twice). Sharding propagation walks a module that way
-// (passes/sharding_propagation.h, up to max_instructions_walked = 20M), so a few KiB of text whose
-// computations each call the next twice take minutes under the sanitizers: a 3.4 KiB module of 22
-// such levels walks 12M instructions, 3 s in Release and over 200 s in the fuzz build.
+// (passes/sharding/sharding_propagation.h, up to max_instructions_walked = 20M), so a few KiB of
+// text whose computations each call the next twice take minutes under the sanitizers: a 3.4 KiB
+// module of 22 such levels walks 12M instructions, 3 s in Release and over 200 s in the fuzz build.
 #pragma once
 
 #include <cstdint>

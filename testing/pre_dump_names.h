@@ -1,7 +1,8 @@
 // The names the corpus tests of passes/ used for the loader and XLA's files before they moved
-// from analyzer/ to dump/: passes/rng_site_analysis_test.cc, whose body is being changed elsewhere,
-// still says analyzer::LoadInputs and analyzer::LoadXla*(path, error). Here they are dump/'s, with
-// the old signatures. New tests use testing/corpus_files.h; this header goes once that test does.
+// from analyzer/ to dump/: passes/rng/rng_site_analysis_test.cc, whose body is being changed
+// elsewhere, still says analyzer::LoadInputs and analyzer::LoadXla*(path, error). Here they are
+// dump/'s, with the old signatures. New tests use testing/corpus_files.h; this header goes once
+// that test does.
 #pragma once
 
 #include <optional>

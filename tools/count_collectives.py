@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Counts the collectives of every partitioned dump in testdata/ straight from the HLO text.
 
-An independent check on passes/collective_analysis: regular expressions over the raw text, no
+An independent check on passes/collectives/collective_analysis: regular expressions over the raw text, no
 spmdsim code. For each collective instruction line it reads the result shape (bytes from dtype
 width x dims), the group size from replica_groups (list, iota `[G,S]<=[N]` and mesh
 `mesh['a'=4,'b'=2] {'a'}` forms) and the loop multiplier from the `while` ops whose

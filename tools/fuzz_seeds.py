@@ -217,7 +217,7 @@ def excerpts(text, max_len):
 
 
 def baseline(modules):
-    """A baseline as `spmdsim check --write-baseline` writes it (analyzer/baseline.cc)."""
+    """A baseline as `spmdsim check --write-baseline` writes it (analyzer/model/baseline.cc)."""
     return json.dumps({"schema_version": 1, "kind": "spmdsim-baseline", "modules": modules},
                       indent=2) + "\n"
 

@@ -2,7 +2,7 @@
 # Rewrites testdata/malformed/<input>.expected and testdata/hostile/<input>.expected from the
 # built binary: "exit N" and the first line `spmdsim stats` (for hostile/: `spmdsim analyze`)
 # writes to stderr for that input (run from the repository root, so paths are relative).
-# analyzer/cli_errors_test.cc checks the binary against these files; after changing a
+# analyzer/cli/cli_errors_test.cc checks the binary against these files; after changing a
 # diagnostic, run this and review the diff like any golden output.
 #   tools/regen_malformed_expected.sh                 # uses build/analyzer/spmdsim
 #   SPMDSIM=build-x/analyzer/spmdsim tools/regen_malformed_expected.sh

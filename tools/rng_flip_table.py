@@ -3,7 +3,7 @@
 of the other mode's random-bit memory and collective bytes (from one dump) beside what XLA did in
 the other mode's dump (its buffer-assignment sizes of the sites' buffers, the collectives it
 inserted), for every pair of corpus cells that differ only in the mode. The pairs of the JAX 0.10
-corpus are asserted within 10% by passes/rng_site_analysis_test.cc.
+corpus are asserted within 10% by passes/rng/rng_site_analysis_test.cc.
 
 Usage: tools/rng_flip_table.py [SPMDSIM]   (default build/analyzer/spmdsim; run from the repo root)
 """

@@ -1,0 +1,86 @@
+// spmdsim analyze FILE|DIR... [--format text|json] [--module NAME] [--live N]
+//                             [--timeline-points N] [--sizes global|sharded|auto]
+//                             [--platform auto|cpu|gpu|tpu] [--memory-space N]
+#include <iostream>
+#include <memory>
+
+#include "analyzer/cli/command.h"
+#include "analyzer/emit/progress.h"
+#include "analyzer/model/module_stage.h"
+#include "analyzer/views/memory_view.h"
+#include "analyzer/views/stats_view.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+struct AnalyzeOptions {
+  InputOptions input;
+  size_t live_buffers = 10;       // text: buffers of the peak listing shown in full
+  int64_t timeline_points = 512;  // points of the memory curve
+  std::string sizes = "auto";     // auto: per device from shardings for unpartitioned modules
+  int64_t memory_space = 0;       // the S(n) whose temporaries are listed (0: device memory)
+};
+
+int RunAnalyze(const AnalyzeOptions& options) {
+  LoadedOrExit loaded = LoadAllInputs(options.input);
+  if (loaded.exit_code != kExitOk) return loaded.exit_code;
+  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+  bool first = true;
+  for (const dump::ModuleInput& input : loaded.modules) {
+    passes::MemoryAnalysisOptions analysis;
+    analysis.timeline_points = options.timeline_points;
+    analysis.memory_space = options.memory_space;
+    analysis.per_device_from_shardings =
+        options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
+    Progress::Get().Update(std::string(input.module->name) + ": memory");
+    const MemoryReport report = BuildMemoryReport(input, analysis);
+    Progress::Get().Clear();
+    if (options.input.format == "json") {
+      nlohmann::ordered_json module = ModuleIdentityJson(input);
+      module["memory"] = MemoryToJson(report);
+      modules.push_back(std::move(module));
+    } else {
+      if (!first) std::cout << "\n";
+      PrintMemoryText(input, report, std::cout, {options.live_buffers});
+    }
+    first = false;
+  }
+  if (options.input.format == "json") {
+    PrintModulesJson(std::move(modules), std::cout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "analyze",
+      "Peak memory per device: argument/output/alias/temp, the peak, what is live there");
+  AddInputOptions(*command, options->input);
+  command
+      ->add_option("--live", options->live_buffers,
+                   "Text: buffers of the live-at-peak listing shown in full")
+      ->capture_default_str();
+  command
+      ->add_option("--timeline-points", options->timeline_points,
+                   "Points of the memory curve (each the maximum of its stretch)")
+      ->check(AtLeastOne())
+      ->capture_default_str();
+  command
+      ->add_option("--sizes", options->sizes,
+                   "Buffer sizes: as written (global), per device from the shardings "
+                   "(sharded), or sharded only for modules not partitioned yet (auto)")
+      ->check(CLI::IsMember({"auto", "global", "sharded"}))
+      ->capture_default_str();
+  command
+      ->add_option("--memory-space", options->memory_space,
+                   "The memory space whose temporaries, peak and curve are shown: 0 the device "
+                   "memory (HBM), or a layout's S(n), e.g. 1 for a TPU's VMEM")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  command->callback([options, &run] { run = [options] { return RunAnalyze(*options); }; });
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,130 @@
+// spmdsim oom LOGFILE [--format text|json] [--devices N] [--dump FILE|DIR [--module NAME]]
+// Reads XLA's out-of-memory message from a log as users paste it ("-" reads stdin): the
+// allocation that failed, XLA's figures, the peak buffers once (a repeat in the traceback is
+// skipped) with exact sizes from their shapes, largest first by category, and which of them hold
+// random bits with what each RNG lowering or a remat fix would save of them. Works before anyone
+// has the dump; with --dump (or --devices) the RNG what-if gets the device count, and a dump that
+// is already rematerialized is not told to remat. Output: analyzer/views/oom_view.h.
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "analyzer/cli/command.h"
+#include "analyzer/emit/json_text.h"
+#include "analyzer/model/oom_report.h"
+#include "analyzer/views/oom_view.h"
+#include "analyzer/views/stats_view.h"
+#include "dump/file_reader.h"
+#include "passes/memory/remat_detection.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+struct OomCommandOptions {
+  std::string path;
+  std::string format = "text";
+  int64_t devices = 0;  // 0: from --dump, else unknown
+  std::string dump;
+  std::string module_filter;
+};
+
+// The device count and remat evidence of the dump's first after-optimizations module (the
+// first module when none is). Returns an exit code; kExitOk on success.
+int ReadDump(const OomCommandOptions& command, OomOptions& options) {
+  dump::LoadOptions load;
+  load.module_filter = command.module_filter;
+  const dump::LoadOutcome outcome = dump::LoadInputs(command.dump, load);
+  if (outcome.failure) {
+    std::cerr << "spmdsim oom: --dump " << command.dump << ": " << outcome.failure->message << "\n";
+    return ExitCodeOf(*outcome.failure);
+  }
+  const dump::ModuleInput* chosen = nullptr;
+  for (const dump::ModuleInput& input : outcome.inputs.modules) {
+    if (chosen == nullptr ||
+        (chosen->stage != "after_optimizations" && input.stage == "after_optimizations")) {
+      chosen = &input;
+    }
+  }
+  if (chosen == nullptr) {
+    std::cerr << "spmdsim oom: --dump " << command.dump << ": no module found\n";
+    return kExitUsage;
+  }
+  if (options.devices == 0) {
+    options.devices = chosen->module->num_partitions * chosen->module->replica_count;
+    options.devices_from = "dump";
+  }
+  const passes::RematEvidence remat = passes::FindRemat(*chosen->module);
+  if (remat.found) {
+    options.dump_rematerialized = true;
+    options.dump_remat_evidence = remat.kind + ": " + remat.instruction +
+                                  (remat.op_name.empty() ? "" : " (" + remat.op_name + ")");
+  }
+  return kExitOk;
+}
+
+int RunOom(const OomCommandOptions& command) {
+  std::string text;
+  if (command.path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    dump::DumpResult<std::string> contents = dump::ReadFileContents(command.path);
+    if (!contents) {
+      std::cerr << "spmdsim oom: " << contents.error().message << "\n";
+      return kExitUsage;
+    }
+    text = std::move(*contents);
+  }
+  OomOptions options;
+  if (command.devices > 0) {
+    options.devices = command.devices;
+    options.devices_from = "--devices";
+  }
+  if (!command.dump.empty()) {
+    if (const int status = ReadDump(command, options); status != kExitOk) return status;
+  }
+  std::string error;
+  const std::optional<OomReport> report = ParseOomLog(text, error, options);
+  if (!report) {
+    std::cerr << "spmdsim oom: " << command.path << ": " << error << "\n";
+    return kExitParse;
+  }
+  if (command.format == "json") {
+    nlohmann::ordered_json out;
+    out["schema_version"] = kSchemaVersion;
+    out["file"] = command.path;
+    out["oom"] = OomToJson(*report);
+    std::cout << JsonText(out) << "\n";
+  } else {
+    PrintOomText(*report, std::cout);
+  }
+  std::cout.flush();
+  return std::cout.good() ? kExitOk : kExitUsage;
+}
+
+}  // namespace
+
+void RegisterOomCommand(CLI::App& app, RunFn& run) {
+  auto options = std::make_shared<OomCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "oom",
+      "Read XLA's out-of-memory message from a log: the failed allocation, the peak buffers by "
+      "category, which are random bits and what each fix would save");
+  command->add_option("LOGFILE", options->path, "Log with XLA's OOM message ('-' for stdin)")
+      ->required();
+  command->add_option("--format", options->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  command
+      ->add_option("--devices", options->devices,
+                   "Devices the random arrays are split over (default: the dump's partitions)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  command->add_option("--dump", options->dump,
+                      "The program's dump (FILE|DIR): its device count and whether it is "
+                      "already rematerialized");
+  command->add_option("--module", options->module_filter,
+                      "With --dump: only modules whose name contains this");
+  command->callback([options, &run] { run = [options] { return RunOom(*options); }; });
+}
+
+}  // namespace spmdsim::analyzer

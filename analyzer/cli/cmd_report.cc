@@ -1,0 +1,128 @@
+// spmdsim report FILE|DIR... -o report.html [--module NAME] [--topology NAME|FILE]
+//                            [--devices-per-node N]
+//                            [--trace trace.json] [--max-rows N] [--timeline-points N]
+//
+// Writes one self-contained HTML page (analyzer/views/html_report.h) for every loaded module and,
+// with --trace, the simulated step of one module as a Chrome trace-event JSON file
+// (analyzer/views/trace_writer.h): the first after_optimizations module, else the first module
+// (narrow with --module). docs/REPORT.md describes both.
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "analyzer/cli/command.h"
+#include "analyzer/emit/json_text.h"
+#include "analyzer/model/module_report.h"
+#include "analyzer/model/topology_choice.h"
+#include "analyzer/model/topology_presets.h"
+#include "analyzer/views/html_report.h"
+#include "analyzer/views/trace_writer.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+struct ReportOptions {
+  InputOptions input;
+  std::string output;             // -o
+  std::string topology;           // as `collectives`: empty = chosen per module by device count
+  int64_t devices_per_node = 0;   // 0 = the topology's own
+  std::string trace;              // --trace; empty = none
+  size_t max_rows = 200;          // rows of each long table
+  int64_t timeline_points = 512;  // points of the memory curve
+};
+
+int RunReport(const ReportOptions& options) {
+  if (options.output == "-" && options.trace == "-") {
+    std::cerr << "error: -o - and --trace - would both write to standard output; give one a "
+                 "file name\n";
+    return kExitUsage;
+  }
+  std::string error;
+  const std::optional<TopologyRequest> topology =
+      MakeTopologyRequest(options.topology, options.devices_per_node, error);
+  if (!topology) {
+    std::cerr << "error: " << error << "\n";
+    return kExitUsage;
+  }
+  LoadedOrExit loaded = LoadAllInputs(options.input);
+  if (loaded.exit_code != kExitOk) return loaded.exit_code;
+  if (loaded.modules.empty()) {
+    std::cerr << "error: no module to report on"
+              << (options.input.module_filter.empty() ? "" : " (check --module)") << "\n";
+    return kExitUsage;
+  }
+  ModuleReportOptions analysis;
+  analysis.memory.timeline_points = options.timeline_points;
+  std::vector<ModuleReport> reports;
+  reports.reserve(loaded.modules.size());
+  // Every module's topology before any analysis: one that does not fit stops the command.
+  const std::optional<std::vector<TopologyChoice>> topologies =
+      ChooseTopologies(loaded.modules, *topology, error);
+  if (!topologies) {
+    std::cerr << "error: " << error << "\n";
+    return kExitUsage;
+  }
+  for (size_t i = 0; i < loaded.modules.size(); ++i) {
+    analysis.topology = &(*topologies)[i].topology;
+    reports.push_back(BuildModuleReport(loaded.modules[i], analysis));
+  }
+
+  HtmlReportOptions html;
+  html.max_rows = options.max_rows;
+  html.topology = DescribeTopologyChoices(*topologies);
+  html.trace_path = options.trace;
+  if (!WriteOutput(options.output, RenderHtmlReport(reports, html), "HTML report")) {
+    return kExitUsage;
+  }
+  if (!options.trace.empty()) {
+    const ModuleReport* traced = &reports.front();
+    for (const ModuleReport& report : reports) {
+      if (report.input->stage == "after_optimizations") {
+        traced = &report;
+        break;
+      }
+    }
+    // Invalid UTF-8 in a dump's strings becomes U+FFFD rather than an exception.
+    const std::string trace = JsonText(BuildTrace(*traced), 1);
+    if (!WriteOutput(options.trace, trace + "\n", "trace")) return kExitUsage;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterReportCommand(CLI::App& app, RunFn& run) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* command = app.add_subcommand(
+      "report",
+      "One self-contained HTML page of memory, collectives and RNG costs per module; with "
+      "--trace, the simulated step as a trace for ui.perfetto.dev");
+  AddInputOptions(*command, options->input, /*with_format=*/false);  // HTML only
+  command->add_option("-o,--output", options->output, "The HTML file to write (- for stdout)")
+      ->required();
+  std::string presets;
+  for (const std::string& name : TopologyPresetNames())
+    presets += (presets.empty() ? "" : ", ") + name;
+  command->add_option("--topology", options->topology,
+                      "Collective times on this preset (" + presets +
+                          ") or JSON file; default: a preset chosen per module by its device "
+                          "count and platform");
+  command->add_option("--devices-per-node", options->devices_per_node,
+                      "Override the topology's devices per node");
+  command->add_option("--trace", options->trace,
+                      "Also write the simulated step of one module (the first "
+                      "after_optimizations one) as Chrome trace-event JSON (- for stdout)");
+  command
+      ->add_option("--max-rows", options->max_rows, "Rows of each long table; the rest summarised")
+      ->check(AtLeastOne())
+      ->capture_default_str();
+  command
+      ->add_option("--timeline-points", options->timeline_points,
+                   "Points of the memory curve (each the maximum of its stretch)")
+      ->check(AtLeastOne())
+      ->capture_default_str();
+  command->callback([options, &run] { run = [options] { return RunReport(*options); }; });
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,65 @@
+// spmdsim: what a sharded XLA program will cost, from its HLO dump.
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include "analyzer/cli/command.h"
+
+namespace {
+
+// Runs the command; an exception that escapes it (memory exhausted, or a defect) ends the run
+// with a message and exit 2 rather than an abort, and with nothing half-written on stdout for
+// the JSON formats (they print their document at the end).
+int RunGuarded(const spmdsim::analyzer::RunFn& run) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "spmdsim: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "spmdsim: error: internal error: " << e.what()
+              << " (a defect of spmdsim: please report it with the input)\n";
+  }
+  return spmdsim::analyzer::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace spmdsim::analyzer;
+  CLI::App app{
+      "spmdsim: memory, collective traffic and RNG costs of sharded XLA programs, "
+      "from their HLO dumps"};
+  app.set_version_flag("--version", "spmdsim " + std::string(kSpmdsimVersion));
+  RunFn run;
+  RegisterStatsCommand(app, run);
+  RegisterCollectivesCommand(app, run);
+  RegisterRngCommand(app, run);
+  RegisterAnalyzeCommand(app, run);
+  RegisterOomCommand(app, run);
+  RegisterCheckCommand(app, run);
+  RegisterDiffCommand(app, run);
+  RegisterReportCommand(app, run);
+  app.require_subcommand(0, 1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  // A skipped input (a module that does not parse) ends the run with its code, after the rest.
+  const auto finish = [](int status) {
+    const int deferred = DeferredLoadExitCode();
+    return status == kExitUsage || deferred == kExitOk ? status : std::max(status, deferred);
+  };
+  if (run) return finish(RunGuarded(run));
+  // No subcommand: the demo. Memory and collectives of the real dump compiled into the binary.
+  int status = kExitOk;
+  for (const char* name : {"analyze", "collectives"}) {
+    run = nullptr;
+    app.get_subcommand(name)->parse(std::vector<std::string>{});
+    if (!run) return kExitUsage;
+    if (status == kExitOk) std::cout << (name[0] == 'a' ? "" : "\n");
+    status = std::max(status, RunGuarded(run));
+  }
+  return finish(status);
+}

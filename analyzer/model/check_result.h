@@ -1,0 +1,100 @@
+// The comparison `spmdsim check` makes: each module's figures now against the baseline's and
+// against absolute limits, as rows of a table (what was checked, its value before and now, the
+// largest value that passes, and whether it did), plus the module's findings, each marked new when
+// the baseline lacks its (kind, op_name). Every output format (text, JSON, GitHub annotations,
+// JUnit, SARIF) renders this one result.
+//
+// Rules (docs/CI.md):
+//   a compared value regresses when now > baseline + baseline * tolerance / 100 (tolerance 0:
+//   any rise; from a baseline of 0, any rise, whatever the tolerance);
+//   --max-peak / --max-wire are breached when peak / total wire bytes per device exceed them;
+//   a finding is new when its (kind, op_name) is not among the baseline module's findings;
+//   a module missing from the inputs, or absent from the baseline, is reported but does not fail;
+//   a run that compared nothing fails: a baseline none of whose modules matches an input (a renamed
+//   module, a wrong path), no module left after --stage, or neither a baseline nor a limit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/baseline.h"
+
+namespace spmdsim::analyzer {
+
+struct CheckOptions {
+  // Percent a compared value may rise over its baseline before it counts as a regression.
+  double tolerance_pct = 0;
+  std::optional<int64_t> max_peak_bytes;  // --max-peak, per device
+  std::optional<int64_t> max_wire_bytes;  // --max-wire, per device per step
+  // A run that only writes a baseline has nothing to compare, and that is not a failure.
+  bool writing_baseline = false;
+};
+
+enum class CheckStatus { kOk, kRegressed, kBreached };
+
+// "ok" | "regressed" | "breached"
+const char* CheckStatusName(CheckStatus status);
+
+// One row of the table.
+struct CheckRow {
+  // peak_bytes | temp_bytes | wire_bytes_per_device | wire_bytes_per_device[<kind>] |
+  // rng_materialized_bytes | findings | max_peak | max_wire
+  std::string metric;
+  bool is_count = false;            // findings: counts, not bytes
+  std::optional<int64_t> baseline;  // absent for limit rows
+  int64_t now = 0;
+  int64_t limit = 0;        // the largest value that passes
+  std::string limit_label;  // "+0%", "--max-peak", "no new"
+  CheckStatus status = CheckStatus::kOk;
+  std::string message;  // one sentence, for annotations, JUnit and SARIF
+
+  // (now - baseline) / baseline x 100; nullopt without a baseline or from a baseline of 0.
+  std::optional<double> ChangePct() const;
+};
+
+struct CheckedFinding {
+  CheckFinding finding;
+  bool is_new = false;  // only with a baseline
+};
+
+enum class BaselineMatch {
+  kNone,       // no --baseline given
+  kMatched,    // compared with the baseline's module of the same (name, stage)
+  kNewModule,  // analysed now, not in the baseline
+  kMissing,    // in the baseline, not among the inputs (the figures are the baseline's)
+};
+
+// "none" | "matched" | "new-module" | "missing"
+const char* BaselineMatchName(BaselineMatch match);
+
+struct ModuleCheck {
+  ModuleFigures figures;  // now; the baseline's for kMissing
+  BaselineMatch match = BaselineMatch::kNone;
+  std::vector<CheckRow> rows;
+  std::vector<CheckedFinding> findings;
+
+  bool Passed() const;
+};
+
+struct CheckRun {
+  CheckOptions options;
+  bool has_baseline = false;
+  std::string baseline_file;         // as given on the command line, for the reader
+  std::vector<ModuleCheck> modules;  // input order, then modules missing from the inputs
+  // Why nothing was compared, and how to match modules; empty when something was.
+  std::string nothing_compared;
+
+  bool Passed() const;
+  // The file a "nothing compared" report points at: the baseline, else the first input.
+  std::string NothingComparedFile() const;
+  int64_t CountRows(CheckStatus status) const;
+  int64_t NewFindings() const;
+};
+
+// Compares `now` with `baseline` (nullptr: limits only).
+CheckRun RunChecks(const std::vector<ModuleFigures>& now,
+                   const std::vector<ModuleFigures>* baseline, const CheckOptions& options);
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,73 @@
+#include "analyzer/model/memory_report.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "analyzer/model/module_platform.h"
+
+namespace spmdsim::analyzer {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
+
+}  // namespace
+
+MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
+                               const passes::MemoryAnalysisOptions& options,
+                               passes::ModuleAnalyses* analyses) {
+  MemoryReport report;
+  passes::MemoryAnalysisOptions sized = options;
+  sized.platform = MemoryProfileOf(input);
+  report.prediction = analyses != nullptr ? passes::AnalyzePeakMemory(*analyses, sized)
+                                          : passes::AnalyzePeakMemory(*input.module, sized);
+  XlaMemoryFigures& xla = report.xla;
+  const auto load = [&](const std::string& path, auto loader, auto& slot) {
+    if (path.empty()) return;
+    auto loaded = loader(path);
+    if (loaded) {
+      slot = std::move(*loaded);
+      xla.found = true;
+    } else {
+      xla.errors.push_back(loaded.error().message);
+    }
+  };
+  // The files the loader paired with the module (dump/module_file_set.h).
+  const dump::ModuleFileSet& paths = input.files;
+  load(paths.memory_analysis, dump::LoadXlaMemoryAnalysis, xla.memory_analysis);
+  load(paths.buffer_assignment, dump::LoadXlaBufferAssignment, xla.buffer_assignment);
+  load(paths.memory_usage_report, dump::LoadXlaMemoryUsageReport, xla.memory_usage_report);
+  load(paths.live_range, dump::LoadXlaLiveRange, xla.live_range);
+  if (xla.memory_analysis) {
+    const dump::XlaMemoryAnalysis& m = *xla.memory_analysis;
+    xla.argument_bytes = m.Field("argument_size_in_bytes");
+    xla.output_bytes = m.Field("output_size_in_bytes");
+    xla.alias_bytes = m.Field("alias_size_in_bytes");
+    xla.temp_bytes = m.Field("temp_size_in_bytes");
+    xla.source = FileName(paths.memory_analysis);
+  } else if (xla.buffer_assignment) {
+    const dump::XlaBufferAssignment& b = *xla.buffer_assignment;
+    xla.argument_bytes = b.ArgumentBytes();
+    xla.output_bytes = b.OutputBytes();
+    xla.alias_bytes = b.AliasBytes();
+    xla.temp_bytes = b.TempBytes();
+    xla.source = FileName(paths.buffer_assignment);
+  }
+  // XLA:TPU: memory_analysis() temp is not made of the allocations in the dump; the HBM
+  // preallocated temp of the buffer assignment is what spmdsim matches and reports beside its own.
+  if (sized.platform.platform == passes::Platform::kTpu && xla.buffer_assignment) {
+    if (xla.memory_analysis) xla.memory_analysis_temp_bytes = xla.temp_bytes;
+    xla.temp_bytes = xla.buffer_assignment->TempBytesOfColor(0);
+    xla.temp_source = FileName(paths.buffer_assignment) + ", HBM preallocated temp";
+    if (xla.source.empty()) xla.source = FileName(paths.buffer_assignment);
+  }
+  if (!xla.source.empty()) {
+    xla.peak_bytes =
+        passes::PeakBytes(xla.argument_bytes, xla.output_bytes, xla.alias_bytes, xla.temp_bytes);
+  }
+  return report;
+}
+
+}  // namespace spmdsim::analyzer

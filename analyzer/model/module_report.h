@@ -1,0 +1,41 @@
+// Everything spmdsim says about one module, computed once: memory (with XLA's figures beside it),
+// collectives (with their time on a topology), RNG sites and findings. `check`, `diff` and
+// `report` all render this one structure, so the numbers they print agree with `analyze`,
+// `collectives` and `rng sites`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/memory_report.h"
+#include "dump/module_loader.h"
+#include "passes/collectives/collective_analysis.h"
+#include "passes/collectives/topology.h"
+#include "passes/memory/memory_analysis.h"
+#include "passes/module_analyses.h"
+#include "passes/rng/rng_site_analysis.h"
+
+namespace spmdsim::analyzer {
+
+struct ModuleReportOptions {
+  passes::MemoryAnalysisOptions memory;
+  // Collective times are estimated on this topology; nullptr = no time estimates.
+  const passes::Topology* topology = nullptr;
+  // Size an unpartitioned module (before_optimizations) per device from its shardings.
+  bool per_device_for_unpartitioned = true;
+};
+
+struct ModuleReport {
+  const dump::ModuleInput* input = nullptr;
+  MemoryReport memory;
+  passes::CollectiveResult collectives;
+  passes::RngSiteResult rng;
+};
+
+// Memory, collectives, RNG sites and the remat what-if on one set of shared analyses (built here
+// when `analyses` is null): the dataflow, buffers and live ranges are built once per module.
+ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options,
+                               passes::ModuleAnalyses* analyses = nullptr);
+
+}  // namespace spmdsim::analyzer

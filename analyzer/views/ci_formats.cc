@@ -1,0 +1,261 @@
+#include "analyzer/views/ci_formats.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <sstream>
+
+#include "analyzer/emit/html_escape.h"
+#include "analyzer/views/check_view.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+std::string ModuleLabel(const ModuleFigures& m) { return fmt::format("{} ({})", m.name, m.stage); }
+
+// One `::<level> <properties>::<message>` line. `line` 0 = no line property.
+void Annotation(std::ostream& out, const char* level, const std::string& file, int64_t line,
+                const std::string& title, const std::string& message) {
+  std::string properties = "file=" + GithubEscapeProperty(file);
+  if (line > 0) properties += fmt::format(",line={}", line);
+  properties += ",title=" + GithubEscapeProperty(title);
+  out << "::" << level << " " << properties << "::" << GithubEscapeData(message) << "\n";
+}
+
+// A Markdown table cell: '|' would end the cell and a newline the row.
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// "jit_train_step.after_optimizations": dots separate package levels in JUnit class names.
+std::string JunitClassName(const ModuleFigures& m) {
+  std::string name = "spmdsim.check." + m.name + "." + m.stage;
+  for (char& c : name) {
+    if (std::isspace(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+}  // namespace
+
+SourceLocation SplitSource(std::string_view source) {
+  const size_t colon = source.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == source.size() || colon == 0) {
+    return {std::string(source), 0};
+  }
+  int64_t line = 0;
+  for (size_t i = colon + 1; i < source.size(); ++i) {
+    const char c = source[i];
+    if (!std::isdigit(static_cast<unsigned char>(c)) || line > 100000000) {
+      return {std::string(source), 0};
+    }
+    line = line * 10 + (c - '0');
+  }
+  return {std::string(source.substr(0, colon)), line};
+}
+
+std::string RelativeTo(std::string_view path, std::string_view root) {
+  while (root.size() > 1 && root.back() == '/') root.remove_suffix(1);
+  if (root.empty() || path.size() <= root.size() + 1 || path.substr(0, root.size()) != root ||
+      path[root.size()] != '/') {
+    return std::string(path);
+  }
+  return std::string(path.substr(root.size() + 1));
+}
+
+std::string GithubEscapeData(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string GithubEscapeProperty(std::string_view text) {
+  std::string out;
+  for (const char c : GithubEscapeData(text)) {
+    if (c == ':') {
+      out += "%3A";
+    } else if (c == ',') {
+      out += "%2C";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string XmlEscape(std::string_view text) {
+  // XML 1.0 has no representation for most control characters, escaped or not.
+  std::string cleaned(text);
+  for (char& c : cleaned) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') c = '?';
+  }
+  return HtmlEscape(cleaned);  // the same five entities
+}
+
+void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
+                            std::ostream& out) {
+  if (!run.nothing_compared.empty()) {
+    Annotation(out, "error", RelativeTo(run.NothingComparedFile(), options.source_root), 0,
+               "spmdsim check compared nothing", run.nothing_compared);
+  }
+  for (const ModuleCheck& m : run.modules) {
+    const std::string module_file = RelativeTo(m.figures.file, options.source_root);
+    if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
+      Annotation(out, "warning", module_file, 0, "spmdsim module on one side only",
+                 fmt::format("{}: {}", ModuleLabel(m.figures), OneSideText(m.match)));
+    }
+    for (const CheckRow& row : m.rows) {
+      if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
+      Annotation(out, "error", module_file, 0,
+                 fmt::format("spmdsim {} {}", row.metric, CheckStatusName(row.status)),
+                 row.message);
+    }
+    for (const CheckedFinding& checked : m.findings) {
+      const CheckFinding& f = checked.finding;
+      if (!checked.is_new && f.source.empty()) continue;
+      const SourceLocation where = SplitSource(f.source);
+      const bool located = !f.source.empty();
+      Annotation(out, checked.is_new ? "error" : "warning",
+                 located ? RelativeTo(where.file, options.source_root) : module_file,
+                 located ? where.line : 0,
+                 fmt::format("spmdsim {}{}", checked.is_new ? "new " : "", f.kind),
+                 fmt::format("{}: {}", ModuleLabel(m.figures), f.message));
+    }
+  }
+}
+
+std::string GithubStepSummary(const CheckRun& run) {
+  std::ostringstream out;
+  out << "### spmdsim check\n\n" << CheckVerdict(run) << "\n\n";
+  out << "| module | stage | metric | baseline | now | change | limit | status |\n"
+      << "|---|---|---|---:|---:|---:|---:|---|\n";
+  for (const ModuleCheck& m : run.modules) {
+    const std::string name = MarkdownCell(m.figures.name);
+    const std::string stage = MarkdownCell(m.figures.stage);
+    if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
+      out << fmt::format("| {} | {} | baseline | | | | | {} |\n", name, stage,
+                         OneSideText(m.match));
+    }
+    for (const CheckRow& row : m.rows) {
+      const std::string status = CheckCellStatus(row);
+      out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, stage,
+                         MarkdownCell(row.metric),
+                         row.baseline ? CheckCellValue(row, *row.baseline) : "",
+                         CheckCellValue(row, row.now), CheckCellChange(row), CheckCellLimit(row),
+                         row.status == CheckStatus::kOk ? status : "**" + status + "**");
+    }
+  }
+  bool any_new = false;
+  for (const ModuleCheck& m : run.modules) {
+    for (const CheckedFinding& checked : m.findings) {
+      if (!checked.is_new) continue;
+      if (!any_new) out << "\nNew findings:\n\n";
+      any_new = true;
+      const CheckFinding& f = checked.finding;
+      out << fmt::format("- `{}` in {} ({}){}: {}\n", f.kind, MarkdownCell(m.figures.name),
+                         m.figures.stage, f.source.empty() ? "" : " at `" + f.source + "`",
+                         MarkdownCell(f.message));
+    }
+  }
+  return out.str();
+}
+
+std::string JunitXml(const CheckRun& run) {
+  std::ostringstream suites;
+  int64_t tests = 0;
+  int64_t failures = 0;
+  int64_t skipped = 0;
+  for (const ModuleCheck& m : run.modules) {
+    std::ostringstream cases;
+    int64_t suite_tests = 0;
+    int64_t suite_failures = 0;
+    int64_t suite_skipped = 0;
+    const std::string class_name = XmlEscape(JunitClassName(m.figures));
+    if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
+      ++suite_tests;
+      ++suite_skipped;
+      cases << fmt::format(
+          "    <testcase classname=\"{}\" name=\"baseline\">\n"
+          "      <skipped message=\"{}\"/>\n    </testcase>\n",
+          class_name, OneSideText(m.match));
+    }
+    for (const CheckRow& row : m.rows) {
+      ++suite_tests;
+      cases << fmt::format("    <testcase classname=\"{}\" name=\"{}\">", class_name,
+                           XmlEscape(row.metric));
+      if (row.status == CheckStatus::kOk) {
+        cases << "</testcase>\n";
+        continue;
+      }
+      ++suite_failures;
+      std::string detail = fmt::format("now {}, limit {}", row.now, row.limit);
+      if (row.baseline) detail = fmt::format("baseline {}, ", *row.baseline) + detail;
+      if (row.metric == "findings") {
+        for (const CheckedFinding& f : m.findings) {
+          if (f.is_new) {
+            detail += fmt::format("\nnew {} at {}: {}", f.finding.kind, f.finding.source,
+                                  f.finding.message);
+          }
+        }
+      }
+      cases << fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                           CheckStatusName(row.status), XmlEscape(row.message), XmlEscape(detail))
+            << "    </testcase>\n";
+    }
+    suites << fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+        XmlEscape(ModuleLabel(m.figures)), suite_tests, suite_failures, suite_skipped);
+    suites << "    <properties>\n"
+           << fmt::format("      <property name=\"file\" value=\"{}\"/>\n",
+                          XmlEscape(m.figures.file))
+           << "    </properties>\n"
+           << cases.str() << "  </testsuite>\n";
+    tests += suite_tests;
+    failures += suite_failures;
+    skipped += suite_skipped;
+  }
+  if (!run.nothing_compared.empty()) {
+    // Its own suite: a CI dashboard that shows only failures must show this one.
+    ++tests;
+    ++failures;
+    suites << fmt::format(
+        "  <testsuite name=\"spmdsim check\" tests=\"1\" failures=\"1\" errors=\"0\" "
+        "skipped=\"0\">\n"
+        "    <testcase classname=\"spmdsim.check\" name=\"compared-anything\">\n"
+        "      <failure type=\"nothing-compared\" message=\"{}\"/>\n"
+        "    </testcase>\n  </testsuite>\n",
+        XmlEscape(run.nothing_compared));
+  }
+  return fmt::format(
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+             "<testsuites name=\"spmdsim check\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+             "skipped=\"{}\">\n",
+             tests, failures, skipped) +
+         suites.str() + "</testsuites>\n";
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,600 @@
+#include "analyzer/views/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "analyzer/emit/html_escape.h"
+#include "analyzer/emit/human_units.h"
+#include "analyzer/model/finding_scope.h"
+#include "analyzer/model/module_stage.h"
+#include "analyzer/views/buffer_groups.h"
+#include "analyzer/views/rng_sites_view.h"
+#include "analyzer/views/svg_chart.h"
+#include "ir/checked_math.h"
+#include "ir/device_count.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+using passes::CollectiveOp;
+using passes::LiveBuffer;
+using passes::PeakMemoryResult;
+using passes::RngCost;
+using passes::RngFinding;
+using passes::RngSite;
+
+constexpr std::string_view kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1400px;
+padding:0 16px;color:#1d2330;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 6px;padding-top:10px;
+border-top:2px solid #3b6ea8}h3{font-size:15px;margin:22px 0 6px}
+.stage,.muted{color:#5b6475;font-weight:normal}.file{color:#5b6475;font-family:monospace;
+word-break:break-all;margin:0}
+table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
+th,td{border:1px solid #d5dae3;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef2f8}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;
+white-space:nowrap}td.code,span.code{font-family:monospace;font-size:12px}
+td.long{font-family:monospace;font-size:12px;word-break:break-all;max-width:46em}
+td.wide{max-width:none}tr.sub td{border-top:none;color:#3d4657}
+td.shape{font-family:monospace;font-size:12px;word-break:break-all;max-width:22em;
+min-width:8em}
+table.summary th{width:13em}.exact{color:#5b6475;font-size:12px}
+tr.total td{font-weight:bold;background:#f6f8fb}.warning{color:#a33b00;font-weight:bold}
+tr.rng td{background:#fff4e0}.rngmark{color:#8a4b00;font-weight:bold;white-space:nowrap}
+.note{color:#5b6475;font-size:13px}nav ul{margin:4px 0;padding-left:20px}
+svg.curve{display:block;margin:6px 0 10px;background:#fbfcfe;border:1px solid #d5dae3}
+svg .area{fill:#9cc0e8;stroke:#2f65a7;stroke-width:1}svg .grid{stroke:#e3e7ee;stroke-width:1}
+svg .frame{stroke:#5b6475;stroke-width:1}svg .peak{stroke:#b3261e;stroke-width:1.2;
+stroke-dasharray:5 4}svg .peaklabel{fill:#b3261e;font-size:12px}svg .max{fill:#b3261e}
+svg .maxlabel{fill:#1d2330;font-size:12px}svg .axis{fill:#5b6475;font-size:11px}
+details{margin:4px 0 10px}summary{cursor:pointer;color:#2f65a7}
+)";
+
+std::string E(std::string_view text) { return HtmlEscape(text); }
+
+// "2.84 MiB" with the exact count in a tooltip.
+std::string Bytes(int64_t bytes) {
+  return fmt::format("<span title=\"{} bytes\">{}</span>", bytes, E(HumanBytes(bytes)));
+}
+
+std::string BytesTd(int64_t bytes) {
+  return fmt::format("<td class=\"num\" title=\"{} bytes\">{}</td>", bytes, E(HumanBytes(bytes)));
+}
+
+std::string NumTd(int64_t value) { return fmt::format("<td class=\"num\">{}</td>", value); }
+
+std::string Td(std::string_view text, std::string_view css = {}) {
+  if (css.empty()) return "<td>" + E(text) + "</td>";
+  return fmt::format("<td class=\"{}\">{}</td>", css, E(text));
+}
+
+// Dump strings longer than this (the op_name of a combined all-reduce, a tuple shape) are cut in
+// the cell; the whole text stays in the cell's title.
+constexpr size_t kMaxCellChars = 240;
+
+// A cell of dump text, cut to kMaxCellChars (at a UTF-8 character boundary).
+// `attributes` is markup of ours (colspan="13"), never dump text.
+std::string LongTd(std::string_view text, std::string_view css, std::string_view attributes = {}) {
+  const std::string open =
+      fmt::format("<td class=\"{}\"{}{}", css, attributes.empty() ? "" : " ", attributes);
+  if (text.size() <= kMaxCellChars) return open + ">" + E(text) + "</td>";
+  size_t cut = kMaxCellChars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("{} title=\"{}\">{}... ({} characters)</td>", open, E(text),
+                     E(text.substr(0, cut)), text.size());
+}
+
+std::string TimeText(double us) {
+  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
+  return fmt::format("{:.1f} us", us);
+}
+
+std::string TimeTd(double us, bool estimated) {
+  if (!estimated) return "<td class=\"num\">-</td>";
+  return fmt::format("<td class=\"num\" title=\"{:.3f} us\">{}</td>", us, E(TimeText(us)));
+}
+
+std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias, int64_t temp) {
+  return fmt::format(
+      "<strong>{}</strong> <span class=\"exact\">{} bytes</span> = argument {} + output {} - alias "
+      "{} + temp {}",
+      E(HumanBytes(peak)), peak, Bytes(argument), Bytes(output), Bytes(alias), Bytes(temp));
+}
+
+// ---- summary ----
+
+int64_t CollectiveRuns(const passes::CollectiveResult& result) {
+  int64_t runs = 0;
+  for (const auto& [kind, totals] : result.by_kind) runs += totals.executions;
+  return runs;
+}
+
+void Summary(const ModuleReport& report, const HtmlReportOptions& options, std::string& out) {
+  const PeakMemoryResult& m = report.memory.prediction;
+  const XlaMemoryFigures& x = report.memory.xla;
+  const passes::CollectiveResult& c = report.collectives;
+  const passes::RngSiteResult& r = report.rng;
+  out += "<table class=\"summary\">\n";
+  out += "<tr><th>peak per device</th><td class=\"peak\" data-bytes=\"" +
+         std::to_string(m.peak_bytes) + "\">" +
+         Terms(m.peak_bytes, m.argument_bytes, m.output_bytes, m.alias_bytes, m.temp_bytes) +
+         "</td></tr>\n";
+  if (!x.source.empty()) {
+    out += "<tr><th>XLA's peak</th><td class=\"xla-peak\" data-bytes=\"" +
+           std::to_string(x.peak_bytes) + "\">" +
+           Terms(x.peak_bytes, x.argument_bytes, x.output_bytes, x.alias_bytes, x.temp_bytes) +
+           " <span class=\"muted\">(" + E(x.source) + ")</span></td></tr>\n";
+  }
+  out += fmt::format(
+      "<tr><th>collectives</th><td><span class=\"collective-count\">{}</span> ops, {} runs per "
+      "step, {} on the wire per device and step",
+      c.ops.size(), CollectiveRuns(c), Bytes(c.total_wire_bytes_per_device));
+  if (!c.topology.empty()) {
+    out += fmt::format(", about {} on {}", E(TimeText(c.est_time_us)), E(c.topology));
+  }
+  out += "</td></tr>\n";
+  int64_t warnings = 0;
+  for (const RngFinding& f : r.findings) warnings += f.severity == "warning" ? 1 : 0;
+  out += fmt::format(
+      "<tr><th>RNG sites</th><td>{} ({} drawing bits), {} materialized per device, {} sent per "
+      "device and step</td></tr>\n",
+      r.totals.sites, r.totals.bits_sites, Bytes(r.totals.materialized_bytes),
+      Bytes(r.totals.wire_bytes_per_device));
+  out += fmt::format("<tr><th>findings</th><td>{} ({} warnings)</td></tr>\n", r.findings.size(),
+                     warnings);
+  out += fmt::format(
+      "<tr><th>schedule</th><td>{}{}, {} positions, {} devices{}</td></tr>\n", E(m.schedule),
+      m.per_device_from_shardings ? ", sizes per device from the shardings" : "", m.schedule_length,
+      c.num_devices,
+      options.topology.empty() ? "" : ", collective times on " + E(options.topology));
+  out += "</table>\n";
+}
+
+// ---- memory ----
+
+void MemoryTerms(const MemoryReport& report, std::string& out) {
+  const PeakMemoryResult& m = report.prediction;
+  const XlaMemoryFigures& x = report.xla;
+  const bool xla = !x.source.empty();
+  out +=
+      "<h3>Memory per device</h3>\n<table class=\"terms\"><tr><th>term</th>"
+      "<th class=\"num\">spmdsim</th><th class=\"num\">exact bytes</th>";
+  if (xla) {
+    out += "<th class=\"num\">XLA (" + E(x.source) +
+           ")</th><th class=\"num\">exact bytes</th><th class=\"num\">spmdsim - XLA</th>";
+  }
+  out += "</tr>\n";
+  const auto row = [&](const char* name, int64_t ours, int64_t theirs) {
+    out += fmt::format("<tr><td>{}</td>{}{}", name, BytesTd(ours), NumTd(ours));
+    int64_t difference = 0;
+    if (__builtin_sub_overflow(ours, theirs, &difference)) difference = INT64_MAX;
+    if (xla) out += BytesTd(theirs) + NumTd(theirs) + NumTd(difference);
+    out += "</tr>\n";
+  };
+  row("peak", m.peak_bytes, x.peak_bytes);
+  row("argument", m.argument_bytes, x.argument_bytes);
+  row("output", m.output_bytes, x.output_bytes);
+  row("alias", m.alias_bytes, x.alias_bytes);
+  row("temp", m.temp_bytes, x.temp_bytes);
+  out += "</table>\n";
+  out += fmt::format(
+      "<p>temp: heap {} ({} best fit; {} live at most) + {} of tuple tables; {} values, {} "
+      "buffers, {} in the heap.</p>\n",
+      Bytes(m.heap_bytes), E(m.packing_order), Bytes(m.max_live_temp_bytes),
+      Bytes(m.tuple_table_bytes), m.value_count, m.buffer_count, m.temp_buffer_count);
+  std::string platform(passes::PlatformName(m.platform.platform));
+  for (char& c : platform) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  out += fmt::format("<p>Sized by XLA:{} buffer-assignment rules ({}){}.</p>\n", E(platform),
+                     E(m.platform.decided_by),
+                     m.memory_space == 0 ? "" : E(", memory space " + m.memory_space_name));
+  if (!x.temp_source.empty()) {
+    out += "<p class=\"note\">XLA's temp above is " + E(x.temp_source) +
+           (x.memory_analysis_temp_bytes >= 0
+                ? "; memory_analysis() says " + Bytes(x.memory_analysis_temp_bytes) +
+                      ", which libtpu does not break down in the dump"
+                : std::string()) +
+           ".</p>\n";
+  }
+  if (!m.memory_spaces.empty()) {
+    out +=
+        "<table class=\"terms\"><tr><th>other memory space</th><th class=\"num\">temp</th>"
+        "<th class=\"num\">exact bytes</th><th class=\"num\">XLA</th><th "
+        "class=\"num\">values</th></tr>\n";
+    for (const passes::MemorySpaceUsage& space : m.memory_spaces) {
+      const int64_t theirs =
+          x.buffer_assignment ? x.buffer_assignment->TempBytesOfColor(space.space) : -1;
+      out += "<tr>" + Td(fmt::format("{} (S({}))", space.name, space.space)) +
+             BytesTd(space.temp_bytes) + NumTd(space.temp_bytes) +
+             (theirs >= 0 ? BytesTd(theirs) : Td("")) + NumTd(space.value_count) + "</tr>\n";
+    }
+    out += "</table>\n";
+  }
+  if (!xla) {
+    out +=
+        "<p class=\"note\">XLA's memory files (memory_analysis.json, buffer assignment) were "
+        "not found beside this module.</p>\n";
+  }
+  if (x.memory_analysis) {
+    out += "<details><summary>memory_analysis.json as saved</summary><table>";
+    for (const auto& [name, value] : x.memory_analysis->fields) {
+      out += "<tr>" + Td(name, "code") + BytesTd(value) + NumTd(value) + "</tr>";
+    }
+    out += "</table></details>\n";
+  }
+  if (x.live_range) {
+    out += fmt::format(
+        "<p>XLA's live ranges: {} positions (spmdsim: {}), XLA's peak at position {} (spmdsim: "
+        "{}).</p>\n",
+        x.live_range->max_time, m.schedule_length, x.live_range->peak_time, m.peak_time);
+  }
+  for (const std::string& error : x.errors) {
+    out += "<p class=\"note\">unreadable: " + E(error) + "</p>\n";
+  }
+  for (const std::string& note : m.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
+}
+
+std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
+  return E(GroupSummary(groups, limit));
+}
+
+// "name{index}", with "{}" for a whole instruction ("name" alone is written for it too).
+std::string WithIndex(const std::string& value) {
+  return value.ends_with('}') ? value : value + "{}";
+}
+
+// "name{index}" of every value an RNG site's buffers hold: counters and random bits.
+std::set<std::string> RandomBitValues(const passes::RngSiteResult& rng) {
+  std::set<std::string> values;
+  for (const RngSite& site : rng.sites) {
+    for (const passes::RngSiteBuffer& buffer : site.buffers) {
+      values.insert(WithIndex(buffer.value));
+      for (const std::string& value : buffer.values) values.insert(WithIndex(value));
+    }
+  }
+  return values;
+}
+
+void LiveAtPeak(const PeakMemoryResult& m, const std::set<std::string>& random_values,
+                const HtmlReportOptions& options, std::string& out) {
+  if (m.peak_time >= 0) {
+    out += fmt::format(
+        "<h3>Live at the peak: position {}, <span class=\"code\">{}</span> ({}), {} buffers</h3>\n",
+        m.peak_time, E(m.peak_instruction), E(m.peak_opcode), m.live_at_peak_count);
+  } else {
+    out += fmt::format("<h3>Live at the peak: no temporaries, {} buffers</h3>\n",
+                       m.live_at_peak_count);
+  }
+  if (m.live_at_peak.empty()) return;
+  const std::vector<BufferGroup> groups = GroupBuffers(m.live_at_peak);
+  out +=
+      "<table class=\"groups\"><tr><th class=\"num\">buffers</th><th class=\"num\">each</th>"
+      "<th class=\"num\">together</th><th>shape</th><th>op_name</th></tr>\n";
+  for (size_t i = 0; i < groups.size() && i < options.max_groups; ++i) {
+    const BufferGroup& g = groups[i];
+    const std::string op_name =
+        g.op_names.size() == 1
+            ? *g.op_names.begin()
+            : fmt::format("{} op_names, e.g. {}", g.op_names.size(), *g.op_names.rbegin());
+    out += "<tr>" + NumTd(g.count) + BytesTd(g.size_bytes) +
+           BytesTd(ir::SaturatingMul(g.size_bytes, g.count)) + LongTd(g.shape, "shape") +
+           LongTd(op_name, "long") + "</tr>\n";
+  }
+  out += "</table>\n";
+  if (groups.size() > options.max_groups) {
+    out += fmt::format("<p class=\"note\">{} more groups of one size and shape.</p>\n",
+                       groups.size() - options.max_groups);
+  }
+  const size_t shown = std::min(options.max_rows, m.live_at_peak.size());
+  const auto is_random = [&](const LiveBuffer& b) {
+    return random_values.count(b.instruction + b.index) > 0;
+  };
+  int64_t random_count = 0;
+  int64_t random_bytes = 0;
+  for (const LiveBuffer& b : m.live_at_peak) {
+    if (!is_random(b)) continue;
+    ++random_count;
+    random_bytes = ir::SaturatingAdd(random_bytes, b.size_bytes);
+  }
+  if (random_count > 0) {
+    out += fmt::format(
+        "<p class=\"note\"><span class=\"rngmark\">random bits</span>: {} of these buffers, {} "
+        "together, hold counters or bits of RNG sites (marked below).</p>\n",
+        random_count, Bytes(random_bytes));
+  }
+  out += fmt::format("<details{}><summary>the buffers, largest first ({} of {})</summary>\n",
+                     shown <= 40 ? " open" : "", shown, m.live_at_peak.size());
+  out +=
+      "<table class=\"live\"><tr><th class=\"num\">#</th><th class=\"num\">size</th>"
+      "<th>instruction</th><th>XLA label</th><th>shape</th><th>op_name</th><th>source</th>"
+      "</tr>\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const LiveBuffer& b = m.live_at_peak[i];
+    const bool random = is_random(b);
+    out +=
+        std::string(random ? "<tr class=\"rng\">" : "<tr>") + NumTd(static_cast<int64_t>(i + 1)) +
+        BytesTd(b.size_bytes) + Td(b.instruction + (b.index == "{}" ? "" : b.index), "code") +
+        (random ? "<td>" + E(b.opcode + " (" + b.kind + ")") +
+                      " <span class=\"rngmark\">random bits</span></td>"
+                : Td(b.opcode + " (" + b.kind + ")")) +
+        LongTd(b.shape, "shape") + LongTd(b.op_name, "long") + LongTd(b.source, "long") + "</tr>\n";
+  }
+  out += "</table>\n";
+  if (m.live_at_peak.size() > shown) {
+    const std::vector<LiveBuffer> rest(m.live_at_peak.begin() + static_cast<long>(shown),
+                                       m.live_at_peak.end());
+    int64_t rest_bytes = 0;
+    for (const LiveBuffer& b : rest) rest_bytes = ir::SaturatingAdd(rest_bytes, b.size_bytes);
+    out += fmt::format("<p class=\"note\">... {} more buffers, {} together: {}</p>\n", rest.size(),
+                       Bytes(rest_bytes), GroupText(GroupBuffers(rest), 8));
+  }
+  out += "</details>\n";
+}
+
+// ---- collectives ----
+
+void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
+                 const HtmlReportOptions& options, std::string& out) {
+  const bool timed = !c.topology.empty();
+  out += fmt::format(
+      "<h3>Collectives: {} ops, {} runs per step</h3>\n<p>{} on the wire per device and step "
+      "(intra-node {}, inter-node {}){}.</p>\n",
+      c.ops.size(), CollectiveRuns(c), Bytes(c.total_wire_bytes_per_device),
+      Bytes(c.total_intra_node_bytes), Bytes(c.total_inter_node_bytes),
+      timed ? fmt::format(", about {} on {}", E(TimeText(c.est_time_us)), E(c.topology))
+            : std::string(", no topology: bytes only"));
+  if (unpartitioned && c.ops.empty()) {
+    out +=
+        "<p class=\"note\">The module is not partitioned yet: the collectives the SPMD "
+        "partitioner will insert are predicted by <span class=\"code\">spmdsim collectives</span>"
+        ", beside those of XLA's after_optimizations module.</p>\n";
+  }
+  if (!c.ops.empty()) {
+    out +=
+        "<table class=\"by-kind\"><tr><th>kind</th><th class=\"num\">ops</th>"
+        "<th class=\"num\">runs</th><th class=\"num\">wire / device</th>"
+        "<th class=\"num\">est. time</th></tr>\n";
+    for (const auto& [kind, totals] : c.by_kind) {
+      out += "<tr>" + Td(kind) + NumTd(totals.count) + NumTd(totals.executions) +
+             BytesTd(totals.wire_bytes_per_device) + TimeTd(totals.est_time_us, timed) + "</tr>\n";
+    }
+    out += "</table>\n";
+    std::vector<const CollectiveOp*> sorted;
+    for (const CollectiveOp& op : c.ops) sorted.push_back(&op);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+      return ir::SaturatingMul(a->wire_bytes_per_device, a->loop_multiplier) >
+             ir::SaturatingMul(b->wire_bytes_per_device, b->loop_multiplier);
+    });
+    const size_t shown = std::min(options.max_rows, sorted.size());
+    out +=
+        "<table class=\"collectives\"><tr><th>instruction</th><th>kind</th>"
+        "<th class=\"num\">group size</th><th>groups span</th><th class=\"num\">B</th>"
+        "<th class=\"num\">wire / device</th><th class=\"num\">runs</th>"
+        "<th class=\"num\">time / run</th><th>op_name</th><th>source</th></tr>\n";
+    for (size_t i = 0; i < shown; ++i) {
+      const CollectiveOp& op = *sorted[i];
+      const std::string kind =
+          op.operand_count > 1 ? fmt::format("{} x{}", op.kind, op.operand_count) : op.kind;
+      out += "<tr>" + Td(op.instruction, "code") + Td(kind) + NumTd(op.group_size) +
+             Td(op.mesh_axes.empty() ? "-" : op.mesh_axes) + BytesTd(op.bytes) +
+             BytesTd(op.wire_bytes_per_device) + NumTd(op.loop_multiplier) +
+             TimeTd(op.est_time_us, timed) + LongTd(op.op_name, "long") +
+             LongTd(op.source, "long") + "</tr>\n";
+    }
+    out += "</table>\n";
+    if (shown < sorted.size()) {
+      int64_t rest = 0;
+      for (size_t i = shown; i < sorted.size(); ++i)
+        rest = ir::SaturatingAdd(
+            rest, ir::SaturatingMul(sorted[i]->wire_bytes_per_device, sorted[i]->loop_multiplier));
+      out += fmt::format(
+          "<p class=\"note\">... {} more ops, {} on the wire per device and "
+          "step together (spmdsim collectives --format json lists all).</p>\n",
+          sorted.size() - shown, Bytes(rest));
+    }
+  }
+  for (const std::string& note : c.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
+}
+
+// ---- RNG ----
+
+std::string ShapeOf(const RngSite& site) {
+  std::string out = site.dtype + "[";
+  for (size_t i = 0; i < site.shape.size(); ++i) {
+    out += (i > 0 ? "," : "") + std::to_string(site.shape[i]);
+  }
+  return out + "]";
+}
+
+// Memory, and the bytes sent when there are any, of one what-if mode.
+std::string CostTd(const RngCost& cost) {
+  std::string text = Bytes(cost.memory_bytes);
+  if (cost.wire_bytes_per_device > 0) text += " + " + Bytes(cost.wire_bytes_per_device) + " sent";
+  return "<td class=\"num\">" + text + "</td>";
+}
+
+void RngSites(const passes::RngSiteResult& r, const HtmlReportOptions& options, std::string& out) {
+  out += fmt::format(
+      "<h3>RNG sites: {} ({} drawing bits)</h3>\n<p>{} materialized per device, {} sent per "
+      "device and step. What-if: each site's memory per device (and bytes sent per execution) "
+      "were its bits made in another mode.</p>\n",
+      r.totals.sites, r.totals.bits_sites, Bytes(r.totals.materialized_bytes),
+      Bytes(r.totals.wire_bytes_per_device));
+  if (r.totals.bits_sites > 0) {
+    out +=
+        "<table class=\"rng\"><tr><th class=\"num\">#</th><th>site</th><th>kind</th>"
+        "<th>mode</th><th>phase</th><th>draws</th><th>shape per device</th>"
+        "<th class=\"num\">materialized</th><th class=\"num\">sent / step</th>"
+        "<th class=\"num\">replicated</th><th class=\"num\">partitionable</th>"
+        "<th class=\"num\">rbg</th><th class=\"num\">fused</th><th>key</th></tr>\n";
+    size_t shown = 0;
+    size_t number = 0;
+    for (const RngSite& site : r.sites) {
+      if (site.purpose != "bits") continue;
+      ++number;
+      if (shown == options.max_rows) continue;
+      ++shown;
+      out += "<tr>" + NumTd(static_cast<int64_t>(number)) + Td(site.name, "code") + Td(site.kind) +
+             Td(site.mode) + Td(site.phase) + Td(site.draws) + LongTd(ShapeOf(site), "shape") +
+             BytesTd(site.materialized_bytes) + BytesTd(site.wire_bytes_per_device) +
+             CostTd(site.whatif.replicated) + CostTd(site.whatif.partitionable) +
+             CostTd(site.whatif.rbg) + CostTd(site.whatif.fused) +
+             Td(site.key_depends_on_partition ? "per device (" + site.key_dependency + ")"
+                                              : "shared") +
+             "</tr>\n<tr class=\"sub\"><td></td>" +
+             LongTd(site.op_name + (site.source.empty() ? "" : "  (" + site.source + ")"),
+                    "long wide", "colspan=\"13\"") +
+             "</tr>\n";
+    }
+    const passes::RngWhatIf& w = r.totals.whatif;
+    out += "<tr class=\"total\"><td></td><td colspan=\"6\">total</td>" +
+           BytesTd(r.totals.materialized_bytes) + BytesTd(r.totals.wire_bytes_per_device) +
+           CostTd(w.replicated) + CostTd(w.partitionable) + CostTd(w.rbg) + CostTd(w.fused) +
+           "<td></td></tr>\n</table>\n";
+    if (number > shown) {
+      out += fmt::format(
+          "<p class=\"note\">... {} more bits sites (spmdsim rng sites --format "
+          "json lists all).</p>\n",
+          number - shown);
+    }
+  }
+  const int64_t key_sites = r.totals.sites - r.totals.bits_sites;
+  if (key_sites > 0) {
+    out += fmt::format("<p class=\"note\">{} more sites only derive keys (split, fold_in).</p>\n",
+                       key_sites);
+  }
+  for (const std::string& note : r.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
+}
+
+void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, std::string& out) {
+  out += fmt::format("<h3>Findings: {}</h3>\n", r.findings.size());
+  if (r.findings.empty()) return;
+  // What each kind means, once; the table then has a row per finding.
+  std::set<passes::FindingKind> explained;
+  for (const RngFinding& f : r.findings) {
+    if (!explained.insert(f.kind).second) continue;
+    out += "<p class=\"finding-kind\"><span class=\"code\">" + E(passes::FindingName(f.kind)) +
+           "</span>: " + E(f.message) + "</p>\n";
+  }
+  out +=
+      "<table class=\"findings\"><tr><th>kind</th><th>severity</th><th class=\"num\">bytes</th>"
+      "<th class=\"num\">saving</th><th>dropout</th><th>site</th><th>source</th></tr>\n";
+  const size_t shown = std::min(options.max_rows, r.findings.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const RngFinding& f = r.findings[i];
+    out += "<tr>" + Td(passes::FindingName(f.kind), "code") +
+           Td(f.severity, f.severity == "warning" ? "warning" : "") + BytesTd(f.bytes) +
+           BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") + Td(f.site, "code") +
+           LongTd(f.source, "long") + "</tr>\n";
+  }
+  out += "</table>\n";
+  if (shown < r.findings.size()) {
+    out += fmt::format("<p class=\"note\">... {} more findings.</p>\n", r.findings.size() - shown);
+  }
+  if (r.remat.ran) out += "<p class=\"remat\">" + E(RematWhatIfText(r.remat)) + "</p>\n";
+}
+
+// Whether the module's noise is tied to the global tensor or independent per device.
+void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
+  int64_t shared = 0;
+  int64_t per_device = 0;
+  int64_t rbg = 0;
+  for (const RngSite& site : r.sites) {
+    if (site.purpose != "bits") continue;
+    if (site.key_depends_on_partition) {
+      ++per_device;
+    } else if (site.mode == "rbg") {
+      ++rbg;
+    } else {
+      ++shared;
+    }
+  }
+  if (shared + per_device + rbg == 0) return;  // no random bits drawn
+  out += "<h3>Tied or independent noise</h3>\n<p class=\"noise\">";
+  out +=
+      "A key shared by all devices, hashed by threefry in partitionable or replicated mode, "
+      "gives every element of the global random tensor the same bits on any mesh: the noise "
+      "is tied to the element's global position, so " +
+      (devices > 1 ? fmt::format("the {} devices of this module draw", devices)
+                   : std::string("any number of devices draws")) +
+      " the same dropout masks as one (switching between the two modes changes the bits; the "
+      "mesh does not). A key "
+      "derived from the device's position (partition-id, or an axis index inside shard_map; "
+      "finding <span class=\"code\">rng-depends-on-partition</span>) gives each device its "
+      "own, independent noise, which changes when the device count or the mesh changes. "
+      "rng-bit-generator (rbg) bits are not guaranteed stable across backends or shardings.";
+  out += fmt::format(
+      " In this module: {} bits site{} with a shared key, {} with a key from the device's "
+      "position, {} rbg.</p>\n",
+      shared, shared == 1 ? "" : "s", per_device, rbg);
+}
+
+void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& options,
+            std::string& out) {
+  const dump::ModuleInput& input = *report.input;
+  out += fmt::format(
+      "<section class=\"module\" id=\"module-{}\">\n<h2>{} <span class=\"stage\">{}</span></h2>\n"
+      "<p class=\"file\">{}</p>\n",
+      number, E(input.module->name), E(input.stage), E(input.path));
+  Summary(report, options, out);
+  MemoryTerms(report.memory, out);
+  const PeakMemoryResult& m = report.memory.prediction;
+  if (!m.timeline.empty()) {
+    out += fmt::format(
+        "<h3>Memory curve</h3>\n<p class=\"note\">Live bytes per device over the {} positions "
+        "of the flattened schedule ({} points, each the highest of its stretch); the dashed line "
+        "is the predicted peak, which adds what heap packing loses.</p>\n",
+        m.schedule_length, m.timeline.size());
+    MemoryCurveOptions curve;
+    curve.peak_bytes = m.peak_bytes;
+    curve.schedule_length = m.schedule_length;
+    out += MemoryCurveSvg(m.timeline, curve);
+  }
+  LiveAtPeak(m, RandomBitValues(report.rng), options, out);
+  Collectives(report.collectives, IsUnpartitioned(input), options, out);
+  RngSites(report.rng, options, out);
+  Findings(report.rng, options, out);
+  Noise(report.rng, ir::DeviceCount(*input.module), out);
+  out += "</section>\n";
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
+                             const HtmlReportOptions& options) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>spmdsim report";
+  if (!reports.empty()) out += ": " + E(reports.front().input->module->name);
+  out += "</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n<body>\n<h1>spmdsim report</h1>\n";
+  out +=
+      "<p class=\"muted\">Per-device memory, collectives and RNG costs predicted from the HLO "
+      "dump alone, with XLA's own figures beside them where its files were found.";
+  if (!options.trace_path.empty()) {
+    out += " Simulated step as a trace (open in ui.perfetto.dev): <span class=\"code\">" +
+           E(options.trace_path) + "</span>.";
+  }
+  out += "</p>\n<nav><ul>\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const dump::ModuleInput& input = *reports[i].input;
+    out += fmt::format(
+        "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}"
+        "</span></li>\n",
+        i + 1, E(input.module->name), E(input.stage),
+        E(HumanBytes(reports[i].memory.prediction.peak_bytes)));
+  }
+  out += "</ul></nav>\n";
+  for (size_t i = 0; i < reports.size(); ++i) Module(reports[i], i + 1, options, out);
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,253 @@
+#include "analyzer/views/rng_sites_view.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+
+#include "analyzer/emit/human_units.h"
+#include "analyzer/model/finding_scope.h"
+#include "analyzer/views/module_heading.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+using passes::RngCost;
+using passes::RngFinding;
+using passes::RngSite;
+using passes::RngSiteResult;
+using passes::RngWhatIf;
+
+constexpr const char* kModes[] = {"replicated", "partitionable", "rbg", "fused"};
+
+nlohmann::ordered_json CostJson(const RngCost& cost) {
+  nlohmann::ordered_json j;
+  j["memory_bytes"] = cost.memory_bytes;
+  j["wire_bytes_per_device"] = cost.wire_bytes_per_device;
+  return j;
+}
+
+nlohmann::ordered_json WhatIfJson(const RngWhatIf& whatif) {
+  nlohmann::ordered_json j;
+  for (const char* mode : kModes) j[mode] = CostJson(*passes::CostOf(whatif, mode));
+  return j;
+}
+
+std::string ShapeString(const RngSite& site) {
+  std::string out = site.dtype + "[";
+  for (size_t i = 0; i < site.shape.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(site.shape[i]);
+  }
+  return out + "]";
+}
+
+std::string WhatIfText(const RngWhatIf& whatif) {
+  std::string out;
+  for (const char* mode : kModes) {
+    const RngCost& cost = *passes::CostOf(whatif, mode);
+    if (!out.empty()) out += " | ";
+    out += fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
+    if (cost.wire_bytes_per_device > 0) {
+      out += fmt::format(" + {} sent", HumanBytes(cost.wire_bytes_per_device));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
+  nlohmann::ordered_json j;
+  j["num_partitions"] = result.num_partitions;
+  j["partitioned"] = result.partitioned;
+  nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+  for (const RngSite& site : result.sites) {
+    nlohmann::ordered_json s;
+    s["name"] = site.name;
+    s["computation"] = site.computation;
+    s["kind"] = site.kind;
+    s["mode"] = site.mode;
+    s["algorithm"] = site.algorithm;
+    s["purpose"] = site.purpose;
+    s["draws"] = site.draws;
+    s["phase"] = site.phase;
+    s["shape"] = site.shape;
+    s["dtype"] = site.dtype;
+    s["local_elements"] = site.local_elements;
+    s["global_elements"] = site.global_elements;
+    s["shards"] = site.shards;
+    s["op_name"] = site.op_name;
+    s["source"] = site.source;
+    s["consumers"] = site.consumers;
+    s["materialized_bytes"] = site.materialized_bytes;
+    s["counter_bytes"] = site.counter_bytes;
+    s["bits_bytes"] = site.bits_bytes;
+    nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+    for (const passes::RngSiteBuffer& b : site.buffers) {
+      buffers.push_back({{"value", b.value},
+                         {"opcode", b.opcode},
+                         {"shape", b.shape},
+                         {"role", b.role},
+                         {"bytes", b.bytes},
+                         {"op_name", b.op_name},
+                         {"values", b.values},
+                         {"held_across", b.held_across}});
+    }
+    s["buffers"] = std::move(buffers);
+    nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+    for (const passes::RngSiteCollective& c : site.collectives) {
+      collectives.push_back({{"instruction", c.instruction},
+                             {"kind", c.kind},
+                             {"operands", c.operands},
+                             {"operand_count", c.operand_count},
+                             {"bytes", c.bytes},
+                             {"wire_bytes_per_device", c.wire_bytes_per_device}});
+    }
+    s["collectives"] = std::move(collectives);
+    s["wire_bytes_per_device"] = site.wire_bytes_per_device;
+    s["key_depends_on_partition"] = site.key_depends_on_partition;
+    s["whatif"] = WhatIfJson(site.whatif);
+    sites.push_back(std::move(s));
+  }
+  j["sites"] = std::move(sites);
+  nlohmann::ordered_json totals;
+  totals["sites"] = result.totals.sites;
+  totals["bits_sites"] = result.totals.bits_sites;
+  totals["materialized_bytes"] = result.totals.materialized_bytes;
+  totals["wire_bytes_per_device"] = result.totals.wire_bytes_per_device;
+  totals["whatif"] = WhatIfJson(result.totals.whatif);
+  j["totals"] = std::move(totals);
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const RngFinding& f : result.findings) {
+    findings.push_back({{"kind", passes::FindingName(f.kind)},
+                        {"severity", f.severity},
+                        {"bytes", f.bytes},
+                        {"saving_bytes", f.saving_bytes},
+                        {"site", f.site},
+                        {"op_name", f.op_name},
+                        {"source", f.source},
+                        {"message", f.message},
+                        {"values", f.values}});
+  }
+  j["findings"] = std::move(findings);
+  j["notes"] = result.notes;
+  j["backward_start"] = result.backward_start;
+  if (result.remat.ran) {
+    j["remat_whatif"] = {{"peak_bytes", result.remat.peak_bytes},
+                         {"peak_bytes_recomputed", result.remat.peak_bytes_recomputed},
+                         {"saving_bytes", result.remat.saving_bytes},
+                         {"buffers", result.remat.buffers},
+                         {"peak_instruction_recomputed", result.remat.peak_instruction_recomputed}};
+  } else {
+    j["remat_whatif"] = nullptr;
+  }
+  return j;
+}
+
+std::string RematWhatIfText(const passes::RngRematWhatIf& remat) {
+  if (!remat.ran) return "";
+  if (remat.buffers == 0) {
+    return "remat what-if: none of the held buffers is a temporary of the device-memory heap "
+           "(XLA placed them in allocations of their own, or in another memory space such as a "
+           "TPU's VMEM), so recomputing them leaves the peak as it is";
+  }
+  return fmt::format(
+      "remat what-if: recomputing the {} random-bit buffers held across the forward/backward "
+      "boundary where the backward reads them: peak {} -> {} (saves {})",
+      remat.buffers, HumanBytes(remat.peak_bytes), HumanBytes(remat.peak_bytes_recomputed),
+      HumanBytes(remat.saving_bytes));
+}
+
+void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& result,
+                       const RngSitesViewOptions& options, std::ostream& out) {
+  out << ModuleHeading(input.module->name, input.stage, input.path);
+  out << fmt::format("  rng sites: {} ({} drawing bits), {} devices\n", result.totals.sites,
+                     result.totals.bits_sites, result.num_partitions);
+  int number = 0;
+  int64_t hidden = 0;
+  for (const RngSite& site : result.sites) {
+    if (site.purpose != "bits" && !options.show_key_sites) {
+      ++hidden;
+      continue;
+    }
+    ++number;
+    out << fmt::format("  Site {}: {}  {}, {}, {} {} per device ({} over the mesh, {} shards)",
+                       number, site.name, site.kind, site.mode, site.purpose, ShapeString(site),
+                       site.global_elements, site.shards);
+    if (!site.draws.empty()) out << ", " << site.draws;
+    out << ", " << site.phase << "\n";
+    out << fmt::format("    Operator: op_name=\"{}\"{}\n", site.op_name,
+                       site.source.empty() ? "" : " source=" + site.source);
+    if (!site.algorithm.empty()) out << "    algorithm: " << site.algorithm << "\n";
+    if (!site.consumers.empty()) {
+      out << "    consumers: ";
+      for (size_t i = 0; i < site.consumers.size(); ++i) {
+        out << (i > 0 ? "; " : "") << site.consumers[i];
+      }
+      out << "\n";
+    }
+    out << fmt::format("    materializes {} ({} buffers; counters and loop state {}, bits {})\n",
+                       HumanBytes(site.materialized_bytes), site.buffers.size(),
+                       HumanBytes(site.counter_bytes), HumanBytes(site.bits_bytes));
+    int64_t listed = 0;
+    for (const passes::RngSiteBuffer& b : site.buffers) {
+      if (listed >= options.buffers_per_site) break;
+      ++listed;
+      out << fmt::format("      Buffer {}:\n", listed);
+      out << fmt::format("        Size: {}\n", HumanBytes(b.bytes));
+      out << fmt::format("        Operator: op_name=\"{}\" ({})\n", b.op_name, b.value);
+      out << fmt::format("        XLA Label: {} ({})\n", b.opcode, b.role);
+      out << fmt::format("        Shape: {}\n", b.shape);
+    }
+    if (static_cast<int64_t>(site.buffers.size()) > listed) {
+      out << fmt::format("      ... {} more\n", site.buffers.size() - listed);
+    }
+    if (!site.collectives.empty()) {
+      out << fmt::format("    collectives caused: {}, {} per device per step:",
+                         site.collectives.size(), HumanBytes(site.wire_bytes_per_device));
+      for (const passes::RngSiteCollective& c : site.collectives) {
+        const std::string part =
+            c.operands < c.operand_count
+                ? fmt::format(", {} of its {} operands", c.operands, c.operand_count)
+                : "";
+        out << fmt::format(" {} {} ({} sent{});", c.kind, c.instruction,
+                           HumanBytes(c.wire_bytes_per_device), part);
+      }
+      out << "\n";
+    }
+    if (site.key_depends_on_partition) {
+      out << "    key depends on " << site.key_dependency << " (per-device noise)\n";
+    }
+    if (site.purpose == "bits")
+      out << "    what-if per device: " << WhatIfText(site.whatif) << "\n";
+  }
+  if (hidden > 0) {
+    out << fmt::format(
+        "  ({} key-derivation sites (split, fold_in) not listed; --all lists them)\n", hidden);
+  }
+  out << fmt::format("  total: materialized {}, sent {} per device per step\n",
+                     HumanBytes(result.totals.materialized_bytes),
+                     HumanBytes(result.totals.wire_bytes_per_device));
+  out << "  what-if total per device: " << WhatIfText(result.totals.whatif) << "\n";
+  // The first finding of each kind with its whole message, the others a line each.
+  std::set<passes::FindingKind> explained;
+  for (const RngFinding& f : result.findings) {
+    const std::string scope = FindingScope(f.op_name);
+    out << fmt::format("  finding {} ({}){} at {}", passes::FindingName(f.kind), f.severity,
+                       scope.empty() ? "" : " in " + scope, f.site);
+    if (!f.source.empty()) out << " (" << f.source << ")";
+    if (f.bytes > 0) out << fmt::format(": {}", HumanBytes(f.bytes));
+    if (f.kind == passes::FindingKind::kRngKeyResidual) {
+      out << fmt::format(" held, {} of it live at the peak", HumanBytes(f.saving_bytes));
+    } else if (f.bytes > 0 && f.saving_bytes > 0) {
+      out << fmt::format(", saves {}", HumanBytes(f.saving_bytes));
+    }
+    out << "\n";
+    if (explained.insert(f.kind).second) out << "    " << f.message << "\n";
+  }
+  if (result.remat.ran) out << "  " << RematWhatIfText(result.remat) << "\n";
+  for (const std::string& note : result.notes) out << "  note: " << note << "\n";
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,94 @@
+// Every collective of a partitioned module, with what it costs: the device groups it runs over,
+// the bytes each device puts on the wire, how many times it runs per step, and (given a
+// Topology) an alpha-beta time estimate.
+//
+// Bytes follow REFERENCE §5 with B the full (unsharded) buffer and n the group size:
+//   all-reduce      B = operand bytes (summed over a variadic all-reduce)   wire 2(n-1)/n * B
+//   all-gather      B = result bytes                                         wire  (n-1)/n * B
+//   reduce-scatter  B = operand bytes                                        wire  (n-1)/n * B
+//   all-to-all      B = operand bytes (local)                                wire  (n-1)/n * B
+//   collective-permute / send / collective-broadcast: B = operand bytes (local), wire B
+// under the ring algorithm for the first three (NCCL's default for large messages), a direct
+// exchange for the rest. A recv carries no wire bytes of its own (its send does).
+//
+// Async forms count once: X-start (X-done is skipped) and async-start wrapping a collective
+// (attributes taken from the wrapped instruction). A collective runs as often as its computation:
+// a while body runs known_trip_count times (backend_config) or, failing that, the count read from
+// the loop's induction pattern (`i < constant` with a constant initial i); nested loops multiply
+// and a computation called from several places counts per call.
+//
+// Device ids (REFERENCE §4): use_global_device_ids=true -> global device ids; channel_id alone ->
+// partition ids; neither -> replica ids. Node placement treats the ids as device ids, which is
+// exact when there is one replica (partition ids) or one partition (replica ids).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/hlo.h"
+#include "passes/collectives/topology.h"
+#include "passes/loop_trip_count.h"
+
+namespace spmdsim::passes {
+
+struct CollectiveOptions {
+  // The machine, for node placement and times; nullptr = bytes only (times stay 0).
+  const Topology* topology = nullptr;
+};
+
+struct CollectiveOp {
+  std::string instruction;  // the instruction that starts it (X-start, async-start, or X)
+  std::string kind;         // base kind: "all-reduce", "all-gather", ...
+  std::string opcode;       // as written
+  std::string computation;  // where it sits
+  std::string id_kind;      // "global_device_id" | "partition_id" | "replica_id"
+  // Device groups; for collective-permute the {source, target} pairs.
+  std::vector<std::vector<int64_t>> groups;
+  int64_t group_size = 0;             // devices per group (2 for a permute pair)
+  std::string mesh_axes;              // the mesh axes a group spans; empty when none matches
+  int64_t operand_count = 0;          // > 1 for variadic collectives
+  int64_t bytes = 0;                  // B of the table above, one execution
+  std::string algorithm;              // "ring" | "direct"
+  int64_t wire_bytes_per_device = 0;  // busiest device, one execution
+  int64_t intra_node_bytes = 0;       // of wire_bytes_per_device (needs a topology)
+  int64_t inter_node_bytes = 0;
+  bool spans_nodes = false;
+  double est_time_us = 0;  // one execution
+  int64_t loop_multiplier = 1;
+  bool trip_count_known = true;  // false: some enclosing loop's trip count is unknown (taken as 1)
+  std::string op_name;
+  std::string source;  // "file.py:123" or empty
+};
+
+struct CollectiveKindTotals {
+  int64_t count = 0;                  // instructions
+  int64_t executions = 0;             // with loop multipliers
+  int64_t wire_bytes_per_device = 0;  // with loop multipliers
+  double est_time_us = 0;             // with loop multipliers
+};
+
+struct CollectiveResult {
+  int64_t num_devices = 1;        // replica_count * num_partitions
+  std::string topology;           // name, empty without one
+  std::vector<CollectiveOp> ops;  // text order
+  std::map<std::string, CollectiveKindTotals> by_kind;
+  // Per step, loop multipliers applied.
+  int64_t total_wire_bytes_per_device = 0;
+  int64_t total_intra_node_bytes = 0;
+  int64_t total_inter_node_bytes = 0;
+  double est_time_us = 0;
+  std::vector<std::string> notes;
+};
+
+CollectiveResult AnalyzeCollectives(const ir::HloModule& module,
+                                    const CollectiveOptions& options = {});
+
+// WhileTripCount: passes/loop_trip_count.h.
+
+// How many times each computation runs per execution of the entry computation.
+std::map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(
+    const ir::HloModule& module, std::map<const ir::HloComputation*, bool>* all_known = nullptr);
+
+}  // namespace spmdsim::passes

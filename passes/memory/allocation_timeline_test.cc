@@ -1,0 +1,56 @@
+// AllocationTimeline against the definition it replaces: a scan over every range added.
+#include "passes/memory/allocation_timeline.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace spmdsim::passes {
+namespace {
+
+bool ScanOverlaps(const std::vector<TimeBound>& ranges, const TimeBound& query) {
+  return std::any_of(ranges.begin(), ranges.end(), [&](const TimeBound& r) {
+    return r.start < query.end && r.end > query.start;
+  });
+}
+
+std::multiset<int32_t> ScanTouching(const std::vector<TimeBound>& ranges, const TimeBound& query) {
+  std::multiset<int32_t> ids;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].end == query.start) ids.insert(static_cast<int32_t>(i));
+    if (ranges[i].start == query.end) ids.insert(static_cast<int32_t>(i));
+  }
+  return ids;
+}
+
+TEST_CASE("allocation timeline answers as a scan of its ranges does") {
+  std::mt19937 random(12345);
+  for (int trial = 0; trial < 200; ++trial) {
+    // Short horizons make touching ends, points and nested ranges common.
+    const int64_t horizon = 4 + trial % 40;
+    std::uniform_int_distribution<int64_t> time(0, horizon);
+    AllocationTimeline timeline;
+    std::vector<TimeBound> ranges;
+    for (int step = 0; step < 60; ++step) {
+      TimeBound range{time(random), 0};
+      range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
+      for (int q = 0; q < 8; ++q) {
+        TimeBound query{time(random), 0};
+        query.end = std::min(horizon, query.start + time(random) % 5);
+        INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
+                      << "]");
+        CHECK(timeline.StrictlyOverlaps(query) == ScanOverlaps(ranges, query));
+        std::multiset<int32_t> touching;
+        timeline.ForEachTouching(query, [&](int32_t id) { touching.insert(id); });
+        CHECK(touching == ScanTouching(ranges, query));
+      }
+      timeline.Add(static_cast<int32_t>(ranges.size()), range);
+      ranges.push_back(range);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace spmdsim::passes

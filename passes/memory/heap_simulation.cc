@@ -1,0 +1,306 @@
+#include "passes/memory/heap_simulation.h"
+
+#include <algorithm>
+#include <climits>
+#include <tuple>
+
+namespace spmdsim::passes {
+
+int32_t HeapRecorder::Canonical(int32_t interval) const {
+  while (canonical_[interval] != interval) interval = canonical_[interval];
+  return interval;
+}
+
+int32_t HeapRecorder::Alloc(int32_t buffer, int64_t size) {
+  if (size == 0) return -1;
+  const auto index = static_cast<int32_t>(intervals_.size());
+  intervals_.push_back(HeapInterval{buffer, size, tick_++, -1, {}, true});
+  canonical_.push_back(index);
+  refcount_.push_back(1);
+  live_bytes_.Add(size);
+  if (live_bytes_.Value() > peak_live_bytes_) {
+    peak_live_bytes_ = live_bytes_.Value();
+    peak_tick_ = tick_ - 1;
+  }
+  return index;
+}
+
+int32_t HeapRecorder::ShareWith(int32_t buffer, int32_t shared_interval, int64_t size) {
+  if (size == 0 || shared_interval < 0) return -1;
+  const auto index = static_cast<int32_t>(intervals_.size());
+  intervals_[shared_interval].colocations.push_back(index);
+  intervals_.push_back(HeapInterval{buffer, size, tick_++, -1, {}, false});
+  const int32_t canonical = Canonical(shared_interval);
+  canonical_.push_back(canonical);
+  refcount_.push_back(0);
+  if (++refcount_[canonical] == 1) {
+    live_bytes_.Add(intervals_[canonical].size);
+    if (live_bytes_.Value() > peak_live_bytes_) {
+      peak_live_bytes_ = live_bytes_.Value();
+      peak_tick_ = tick_ - 1;
+    }
+  }
+  return index;
+}
+
+void HeapRecorder::Free(int32_t interval) {
+  if (interval < 0 || intervals_[interval].end >= 0) return;
+  intervals_[interval].end = tick_++;
+  const int32_t canonical = Canonical(interval);
+  if (--refcount_[canonical] == 0) live_bytes_.Subtract(intervals_[canonical].size);
+}
+
+std::string PackingOrderName(PackingOrder order) {
+  return order == PackingOrder::kSpatial ? "spatial" : "temporal";
+}
+
+namespace {
+
+struct Chunk {
+  int64_t offset = 0;
+  int64_t size = 0;
+  int64_t end() const { return ir::SaturatingAdd(offset, size); }
+};
+
+// Committed (interval, chunk) pairs, searchable by time overlap: a binary search tree on start
+// time whose nodes also know the latest end in their subtree (XLA's BufferIntervalTree).
+class IntervalTree {
+ public:
+  void Add(int64_t start, int64_t end, Chunk chunk, int32_t owner) {
+    const auto index = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back(Node{start, end, end, chunk, owner, -1, -1});
+    if (root_ < 0) {
+      root_ = index;
+      return;
+    }
+    int32_t parent = root_;
+    while (true) {
+      Node& node = nodes_[parent];
+      node.subtree_end = std::max(node.subtree_end, end);
+      int32_t& next = node.start > start ? node.left : node.right;
+      if (next < 0) {
+        next = index;
+        return;
+      }
+      parent = next;
+    }
+  }
+
+  // Appends the chunks of nodes whose [start, end] overlaps [start, end], once per owner
+  // (`seen[owner] == stamp` marks owners already taken).
+  void Overlapping(int64_t start, int64_t end, std::vector<Chunk>& out, std::vector<int64_t>& seen,
+                   int64_t stamp) const {
+    if (root_ < 0) return;
+    stack_.clear();
+    stack_.push_back(root_);
+    while (!stack_.empty()) {
+      const Node& node = nodes_[stack_.back()];
+      stack_.pop_back();
+      if (start > node.subtree_end) continue;
+      if (node.left >= 0) stack_.push_back(node.left);
+      if (node.start <= end && node.end >= start && seen[node.owner] != stamp) {
+        seen[node.owner] = stamp;
+        out.push_back(node.chunk);
+      }
+      if (end < node.start) continue;
+      if (node.right >= 0) stack_.push_back(node.right);
+    }
+  }
+
+ private:
+  struct Node {
+    int64_t start;
+    int64_t end;
+    int64_t subtree_end;
+    Chunk chunk;
+    int32_t owner;
+    int32_t left;
+    int32_t right;
+  };
+  std::vector<Node> nodes_;
+  int32_t root_ = -1;
+  mutable std::vector<int32_t> stack_;
+};
+
+int64_t AlignUp(int64_t value, int64_t alignment) {
+  return ir::SaturatingAlignUp(value, alignment);
+}
+
+struct Prepared {
+  std::vector<std::vector<int32_t>> colocations;  // transitive, by allocated interval
+  // The tick ranges the allocated interval and its colocations occupy, sorted and merged (ticks
+  // are integers, so [a,b] and [b+1,c] merge into [a,c]).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> spans;
+  std::vector<int64_t> min_start;
+  std::vector<int64_t> max_end;
+  std::vector<int64_t> max_size;
+};
+
+Prepared Prepare(const std::vector<HeapInterval>& intervals) {
+  Prepared p;
+  const size_t n = intervals.size();
+  p.colocations.resize(n);
+  p.min_start.resize(n);
+  p.max_end.resize(n);
+  p.max_size.resize(n);
+  p.spans.resize(n);
+  std::vector<int32_t> stack;
+  for (size_t i = 0; i < n; ++i) {
+    const HeapInterval& interval = intervals[i];
+    p.min_start[i] = interval.start;
+    p.max_end[i] = interval.end;
+    p.max_size[i] = interval.size;
+    if (!interval.need_allocation || interval.colocations.empty()) continue;
+    stack.assign(interval.colocations.begin(), interval.colocations.end());
+    while (!stack.empty()) {
+      const int32_t c = stack.back();
+      stack.pop_back();
+      p.colocations[i].push_back(c);
+      const HeapInterval& colocated = intervals[static_cast<size_t>(c)];
+      p.min_start[i] = std::min(p.min_start[i], colocated.start);
+      p.max_end[i] = std::max(p.max_end[i], colocated.end);
+      p.max_size[i] = std::max(p.max_size[i], colocated.size);
+      stack.insert(stack.end(), colocated.colocations.begin(), colocated.colocations.end());
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const HeapInterval& interval = intervals[i];
+    if (!interval.need_allocation) continue;
+    auto& spans = p.spans[i];
+    spans.emplace_back(interval.start, interval.end);
+    for (int32_t c : p.colocations[i]) {
+      const HeapInterval& colocated = intervals[static_cast<size_t>(c)];
+      spans.emplace_back(colocated.start, colocated.end);
+    }
+    std::sort(spans.begin(), spans.end());
+    size_t out = 0;
+    for (size_t k = 1; k < spans.size(); ++k) {
+      if (spans[k].first <= spans[out].second + 1) {
+        spans[out].second = std::max(spans[out].second, spans[k].second);
+      } else {
+        spans[++out] = spans[k];
+      }
+    }
+    spans.resize(out + 1);
+  }
+  return p;
+}
+
+HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Prepared& p,
+                           PackingOrder order, int64_t alignment,
+                           const std::vector<int64_t>& buffer_rank) {
+  std::vector<int32_t> sorted;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (intervals[i].need_allocation && intervals[i].size > 0) {
+      sorted.push_back(static_cast<int32_t>(i));
+    }
+  }
+  const auto rank = [&](int32_t buffer) {
+    return buffer >= 0 && static_cast<size_t>(buffer) < buffer_rank.size()
+               ? buffer_rank[static_cast<size_t>(buffer)]
+               : static_cast<int64_t>(buffer);
+  };
+  const auto key = [&](int32_t i) {
+    const HeapInterval& x = intervals[static_cast<size_t>(i)];
+    if (order == PackingOrder::kSpatial) {
+      return std::make_tuple(-x.size, x.start - x.end, rank(x.buffer), x.buffer);
+    }
+    return std::make_tuple(p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer), x.buffer);
+  };
+  std::sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) < key(b); });
+
+  HeapPackResult result;
+  result.offsets.assign(intervals.size(), -1);
+  IntervalTree tree;
+  std::vector<Chunk> used;
+  struct Free {
+    int64_t offset;
+    int64_t end;
+  };
+  std::vector<Free> free_chunks;
+  std::vector<int64_t> seen(intervals.size(), -1);
+  int64_t stamp = 0;
+  for (int32_t i : sorted) {
+    const HeapInterval& interval = intervals[static_cast<size_t>(i)];
+    const int64_t needed = p.max_size[i];
+    used.clear();
+    ++stamp;
+    for (const auto& [start, end] : p.spans[i]) tree.Overlapping(start, end, used, seen, stamp);
+    int64_t offset = 0;
+    if (!used.empty()) {
+      std::sort(used.begin(), used.end(),
+                [](const Chunk& a, const Chunk& b) { return a.offset < b.offset; });
+      free_chunks.clear();
+      int64_t free_start = 0;
+      int64_t current_offset = used[0].offset;
+      int64_t current_end = used[0].end();
+      for (size_t u = 1; u < used.size(); ++u) {
+        if (used[u].offset < current_end) {
+          current_end = std::max(current_end, used[u].end());
+          continue;
+        }
+        if (current_offset - free_start >= interval.size) {
+          free_chunks.push_back(Free{free_start, current_offset});
+        }
+        free_start = std::max(free_start, AlignUp(current_end, alignment));
+        current_offset = used[u].offset;
+        current_end = used[u].end();
+      }
+      if (current_offset - free_start >= interval.size) {
+        free_chunks.push_back(Free{free_start, current_offset});
+      }
+      free_start = std::max(free_start, AlignUp(current_end, alignment));
+      free_chunks.push_back(Free{free_start, INT64_MAX});
+      // The smallest free chunk (then the lowest) that holds the buffer and its colocations.
+      const Free* best = nullptr;
+      for (const Free& chunk : free_chunks) {
+        const int64_t aligned = AlignUp(chunk.offset, alignment);
+        if (chunk.end != INT64_MAX && ir::SaturatingAdd(aligned, needed) > chunk.end) continue;
+        if (best == nullptr) {
+          best = &chunk;
+          continue;
+        }
+        const int64_t size = chunk.end - chunk.offset;
+        const int64_t best_size = best->end - best->offset;
+        if (size < best_size || (size == best_size && chunk.offset < best->offset)) {
+          best = &chunk;
+        }
+      }
+      offset = AlignUp(best->offset, alignment);
+    }
+    const Chunk chunk{offset, needed};
+    result.heap_size = std::max(result.heap_size, chunk.end());
+    result.offsets[static_cast<size_t>(i)] = offset;
+    for (const auto& [start, end] : p.spans[i]) tree.Add(start, end, chunk, i);
+    for (int32_t c : p.colocations[i]) result.offsets[static_cast<size_t>(c)] = offset;
+  }
+  return result;
+}
+
+}  // namespace
+
+HeapPackResult PackBestFit(const std::vector<HeapInterval>& intervals,
+                           const HeapPackOptions& options) {
+  const Prepared prepared = Prepare(intervals);
+  if (!options.best_of_both) {
+    HeapPackResult result =
+        PackInOrder(intervals, prepared, options.order, options.alignment, options.buffer_rank);
+    result.chosen = options.order;
+    (options.order == PackingOrder::kSpatial ? result.spatial_heap_size
+                                             : result.temporal_heap_size) = result.heap_size;
+    return result;
+  }
+  HeapPackResult spatial = PackInOrder(intervals, prepared, PackingOrder::kSpatial,
+                                       options.alignment, options.buffer_rank);
+  HeapPackResult temporal = PackInOrder(intervals, prepared, PackingOrder::kTemporal,
+                                        options.alignment, options.buffer_rank);
+  const int64_t spatial_size = spatial.heap_size;
+  const int64_t temporal_size = temporal.heap_size;
+  HeapPackResult result = temporal_size < spatial_size ? std::move(temporal) : std::move(spatial);
+  result.chosen = temporal_size < spatial_size ? PackingOrder::kTemporal : PackingOrder::kSpatial;
+  result.spatial_heap_size = spatial_size;
+  result.temporal_heap_size = temporal_size;
+  return result;
+}
+
+}  // namespace spmdsim::passes

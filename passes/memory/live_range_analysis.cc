@@ -1,0 +1,251 @@
+#include "passes/memory/live_range_analysis.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_set>
+
+#include "ir/dataflow_graph.h"
+
+namespace spmdsim::passes {
+
+using ir::HloComputation;
+using ir::HloInstruction;
+using ir::Opcode;
+
+int64_t LiveRangeAnalysis::TimeOf(const HloInstruction* instruction) const {
+  const auto id = static_cast<size_t>(instruction->id);
+  return id < time_.size() ? time_[id] : -1;
+}
+
+class LiveRangeBuilder {
+ public:
+  LiveRangeBuilder(const DataflowAnalysis& dataflow, const AliasAnalysis& alias)
+      : df_(dataflow), alias_(alias) {}
+
+  LiveRangeAnalysis Build() {
+    const ir::HloModule& module = df_.module();
+    r_.scheduled_ = module.is_scheduled;
+    int64_t max_id = -1;
+    for (const HloComputation* computation : module.computations) {
+      for (const HloInstruction* instr : computation->instructions) {
+        max_id = std::max<int64_t>(max_id, instr->id);
+      }
+    }
+    r_.time_.assign(static_cast<size_t>(max_id + 1), -1);
+    r_.ranges_.assign(df_.values().size(), TimeBound{});
+    r_.has_range_.assign(df_.values().size(), false);
+    if (module.entry == nullptr) return std::move(r_);
+    Flatten(module.entry, nullptr);
+    ComputeRanges();
+    NormalizeAliasedBuffers();
+    return std::move(r_);
+  }
+
+ private:
+  struct Span {
+    int64_t start = 0;
+    int64_t end = 0;  // one past the last instruction
+  };
+
+  // The computation's instructions in an order where operands and control predecessors come
+  // first: the text order when it already is one (always, for XLA's dumps), else the dependency
+  // order of ir/dataflow_graph.h (ties by text position; the text order if there is a cycle).
+  static std::vector<const HloInstruction*> Sequence(const HloComputation* computation) {
+    std::unordered_set<const HloInstruction*> seen;
+    bool ordered = true;
+    for (const HloInstruction* instr : computation->instructions) {
+      for (const HloInstruction* operand : instr->operands) {
+        if (operand->parent == computation && !seen.count(operand)) ordered = false;
+      }
+      for (const HloInstruction* pred : instr->control_predecessors()) {
+        if (pred->parent == computation && !seen.count(pred)) ordered = false;
+      }
+      seen.insert(instr);
+    }
+    if (!ordered) {
+      if (const auto order = ir::DependencyOrder(*computation)) {
+        return {order->begin(), order->end()};
+      }
+    }
+    return {computation->instructions.begin(), computation->instructions.end()};
+  }
+
+  // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).
+  void Flatten(const HloComputation* computation, const HloComputation* async_context) {
+    if (spans_.count(computation)) return;
+    if (async_context != nullptr) async_context_[computation] = async_context;
+    const int64_t start = static_cast<int64_t>(r_.sequence_.size());
+    spans_[computation] = Span{start, start};  // marks it as in progress
+    for (const HloInstruction* instr : Sequence(computation)) {
+      switch (instr->opcode) {
+        case Opcode::kCall:
+        case Opcode::kConditional:
+          for (const ir::CalledComputation& called : instr->called_computations()) {
+            if (called.computation != nullptr) {
+              Flatten(called.computation, async_context);
+            }
+          }
+          break;
+        case Opcode::kAsyncStart:
+          if (const HloComputation* wrapped = instr->Called("calls")) {
+            async_start_of_[wrapped] = instr;
+            Flatten(wrapped, wrapped);
+          }
+          break;
+        case Opcode::kWhile:
+          if (const HloComputation* cond = instr->Called("condition")) {
+            Flatten(cond, async_context);
+          }
+          if (const HloComputation* body = instr->Called("body")) {
+            Flatten(body, async_context);
+          }
+          break;
+        default:
+          break;
+      }
+      r_.time_[static_cast<size_t>(instr->id)] = static_cast<int64_t>(r_.sequence_.size());
+      r_.sequence_.push_back(instr);
+    }
+    spans_[computation] = Span{start, static_cast<int64_t>(r_.sequence_.size())};
+  }
+
+  // The async-done that ends the chain started by `start` (through async-updates), or nullptr.
+  static const HloInstruction* AsyncDoneOf(const HloInstruction* start) {
+    const HloInstruction* current = start;
+    for (int guard = 0; guard < 64; ++guard) {
+      const HloInstruction* next = nullptr;
+      for (const HloInstruction* user : current->users) {
+        if ((user->opcode == Opcode::kAsyncUpdate || user->opcode == Opcode::kAsyncDone) &&
+            !user->operands.empty() && user->operands[0] == current) {
+          next = user;
+          break;
+        }
+      }
+      if (next == nullptr) return nullptr;
+      if (next->opcode == Opcode::kAsyncDone) return next;
+      current = next;
+    }
+    return nullptr;
+  }
+
+  static bool IsRoot(const HloInstruction* instr) { return instr == instr->parent->root; }
+
+  bool ParameterHasAlias(const HloInstruction* param, int32_t slot) const {
+    const ShapeIndex index = df_.SlotIndex(slot);
+    for (const ir::InputOutputAlias& alias : df_.module().input_output_alias) {
+      if (alias.parameter_number == param->parameter_number && alias.parameter_index == index) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  int64_t LastUsageTime(const HloValue& value) const {
+    int64_t end = -1;
+    for (const HloUse& use : value.uses) {
+      const HloInstruction* used = use.user;
+      if (used->opcode == Opcode::kCall) continue;
+      if (used->opcode == Opcode::kWhile) {
+        const HloComputation* body = used->Called("body");
+        if (body == nullptr || body->parameters.empty() || body->parameters[0] == nullptr) {
+          continue;
+        }
+        used = body->parameters[0];
+      }
+      const int64_t t = r_.TimeOf(used);
+      if (t >= 0) end = std::max(end, t);
+    }
+    return end;
+  }
+
+  void ComputeRanges() {
+    const ir::HloModule& module = df_.module();
+    std::vector<std::vector<int32_t>> defined_by(r_.time_.size());
+    for (const HloValue& value : df_.values()) {
+      defined_by[static_cast<size_t>(value.instruction->id)].push_back(value.id);
+    }
+    for (const HloInstruction* instr : r_.sequence_) {
+      const int64_t time = r_.time_[static_cast<size_t>(instr->id)];
+      const HloComputation* computation = instr->parent;
+      const Span& span = spans_[computation];
+      int64_t start = instr->opcode == Opcode::kParameter ? span.start : time;
+      int64_t definition_end = IsRoot(instr) ? span.end : time;
+      auto context = async_context_.find(computation);
+      if (context != async_context_.end()) {
+        auto start_it = async_start_of_.find(context->second);
+        if (start_it != async_start_of_.end()) {
+          if (const HloInstruction* done = AsyncDoneOf(start_it->second)) {
+            definition_end = std::max(definition_end, r_.TimeOf(done));
+          }
+          // A value computed by the wrapped computation exists once the async-start runs (XLA's
+          // live-range files start it there, though the wrapped instructions are flattened
+          // before the start).
+          if (instr->opcode != Opcode::kParameter) {
+            start = std::max(start, r_.TimeOf(start_it->second));
+            definition_end = std::max(definition_end, start);
+          }
+        }
+      }
+      for (int32_t id : defined_by[static_cast<size_t>(instr->id)]) {
+        const HloValue& value = df_.value(id);
+        int64_t end = definition_end;
+        for (size_t p = 1; p < value.positions.size(); ++p) {
+          const HloInstruction* at = df_.SlotInstruction(value.positions[p]);
+          int64_t t = -1;
+          if (IsRoot(at)) {
+            auto it = spans_.find(at->parent);
+            if (it == spans_.end()) continue;
+            t = it->second.end;
+          } else {
+            t = r_.TimeOf(at);
+            if (t < 0) continue;
+          }
+          end = std::max(end, t);
+        }
+        if (instr->opcode == Opcode::kParameter && computation == module.entry &&
+            !ParameterHasAlias(instr, value.slot)) {
+          end = r_.EndTime();
+        } else {
+          end = std::max(end, LastUsageTime(value));
+        }
+        r_.ranges_[id] = TimeBound{start, std::max(start, end)};
+        r_.has_range_[id] = true;
+      }
+    }
+  }
+
+  void NormalizeAliasedBuffers() {
+    for (const HloBuffer& buffer : alias_.buffers()) {
+      if (buffer.values.size() < 2) continue;
+      std::vector<int32_t> ids;
+      for (int32_t id : buffer.values) {
+        if (r_.has_range_[id]) ids.push_back(id);
+      }
+      std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
+        const TimeBound& ra = r_.ranges_[a];
+        const TimeBound& rb = r_.ranges_[b];
+        return std::tie(ra.start, ra.end, a) < std::tie(rb.start, rb.end, b);
+      });
+      for (size_t i = 0; i + 1 < ids.size(); ++i) {
+        TimeBound& first = r_.ranges_[ids[i]];
+        TimeBound& second = r_.ranges_[ids[i + 1]];
+        second.end = std::max(first.end, second.end);
+        first.end = std::min(first.end, second.start);
+      }
+    }
+  }
+
+  const DataflowAnalysis& df_;
+  const AliasAnalysis& alias_;
+  LiveRangeAnalysis r_;
+  std::unordered_map<const HloComputation*, Span> spans_;
+  std::unordered_map<const HloComputation*, const HloComputation*> async_context_;
+  std::unordered_map<const HloComputation*, const HloInstruction*> async_start_of_;
+};
+
+LiveRangeAnalysis LiveRangeAnalysis::Run(const DataflowAnalysis& dataflow,
+                                         const AliasAnalysis& alias, const LiveRangeOptions&) {
+  return LiveRangeBuilder(dataflow, alias).Build();
+}
+
+}  // namespace spmdsim::passes

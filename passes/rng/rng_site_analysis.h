@@ -1,0 +1,182 @@
+// Every random-number site of a module: where the bits are made, in which counter mode, what they
+// cost each device (buffers, collectives), what they would cost under another mode, and findings.
+//
+// A site is anchored on the instruction that hashes or generates:
+//   threefry-rolled       a `while` with trip count 5 whose state is (s32[], X0, X1, ks..., u32[4]
+//                         rotations, u32[4] rotations): one group of 4 rounds per iteration
+//                         (XLA:CPU; testdata/README.md "Format notes")
+//   threefry-expanded     the 20 rounds unrolled: a chain of 20 rotations by the constants
+//                         13,15,26,6,17,29,16,24, followed through fusions by dataflow
+//                         (passes/rng/threefry_hashes.h): one site per draw, anchored on the fusion
+//                         holding its last rounds ("fusion:hashN" when one fusion hashes several
+//                         draws; copies of a hash in several consumer fusions are one site), or
+//                         unfused elementwise ops whose op_name contains "threefry2x32". A fusion
+//                         whose output is not random (the consumer fused in) materializes no
+//                         bits; its lanes give the shape, its iotas the mode.
+//   (before optimizations) a `call` to JAX's threefry2x32 function (4 u32 operands, a pair out)
+//                         of any of the three kinds above, one site per call chain from the
+//                         entry, named by the chain's op_names.
+//   threefry-custom-call  custom_call_target cu_threefry2x32[_ffi] / hip_threefry2x32[_ffi]
+//   rng-bit-generator     the opcode, or XLA:CPU's expansion into a `call` to %rng.N
+//   rng                   the opcode
+// Shards: the distinct counter offsets the devices compute from partition-id (evaluated per device,
+// passes/sharding/partition_offsets.h), else a constant table indexed by partition-id.
+// Mode: partitionable when the counters come from per-dimension u64 iotas (iota_2x32_shape);
+// replicated when they come from a flat iota split in halves (u32/s32 iota, then slices or
+// collective-permutes, and all-gathers of the hash outputs); rbg for rng-bit-generator; unknown
+// otherwise (e.g. fold_in, whose counters are constants and the same in both modes).
+//
+// The site's instructions are the anchor, its loop body, and the values of its computation that
+// are derived only from keys, counters and constants ("random-only": constants, iotas,
+// partition-id, small u32 entry parameters, and what is computed from them alone) whose op_name
+// lies in the site's scope (the anchor's op_name up to the JAX function that drew the bits, e.g.
+// ".../block_0/att_dropout"). Each instruction belongs to the site with the longest such scope.
+// Its buffers are the module buffers (passes/memory/buffer_alias_analysis.h) holding those values;
+// its collectives the collectives among its instructions
+// (passes/collectives/collective_analysis.h).
+//
+// Assumes an after-optimizations (partitioned) module for per-device figures; a module that is
+// not partitioned yet gets global figures and a note.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/hlo.h"
+#include "passes/collectives/collective_analysis.h"
+#include "passes/finding_kinds.h"
+#include "passes/module_analyses.h"
+#include "passes/module_facts.h"
+#include "passes/rng/rng_whatif.h"
+
+namespace spmdsim::passes {
+
+struct RngSiteOptions {
+  // Collectives of the module, when the caller already has them; nullptr = computed here.
+  const CollectiveResult* collectives = nullptr;
+  // Smallest loop trip count of a rolled threefry: XLA:CPU rolls 5 groups of 4 rounds.
+  int64_t rolled_trip_count = 5;
+  // How far XLA got with the module, from its file name (passes/module_facts.h).
+  StageHint stage = StageHint::kUnknown;
+};
+
+// A buffer a site materializes, in the words of XLA's OOM listing.
+struct RngSiteBuffer {
+  std::string value;   // "name{index}" of the buffer's first site value
+  std::string opcode;  // XLA Label
+  std::string shape;   // without layout
+  std::string role;    // "counters", "loop state (counters, then hash outputs)", ...
+  std::string op_name;
+  int64_t bytes = 0;
+  // Every value the buffer holds in turn (a loop's init, state and result), as XLA names them.
+  std::vector<std::string> values;
+  // A value of it is computed before the backward pass starts and read after.
+  bool held_across = false;
+};
+
+struct RngSiteCollective {
+  std::string instruction;
+  std::string kind;  // "all-gather", "collective-permute", ...
+  std::string shape;
+  // The collective's operands that move this site's values, of operand_count: a collective XLA
+  // combined from several sites' collectives is shared by them, and bytes and wire are this
+  // site's part of it (in proportion to its operands' bytes).
+  int64_t operands = 1;
+  int64_t operand_count = 1;
+  int64_t bytes = 0;                  // B of collective_analysis.h, one execution
+  int64_t wire_bytes_per_device = 0;  // with loop multipliers
+};
+
+struct RngSite {
+  std::string name;            // the anchor instruction
+  std::string computation;     // where the anchor sits
+  std::string kind;            // threefry-rolled | threefry-expanded | threefry-custom-call | ...
+  std::string mode;            // replicated | partitionable | rbg | unknown
+  std::string algorithm;       // rng-bit-generator's algorithm=..., or "expanded call %rng.N"
+  std::string purpose;         // "bits" (random values) | "split" | "fold_in" (key derivation)
+  std::string draws;           // the JAX functions, outermost first: "bernoulli/uniform"
+  std::string phase;           // "forward" (jvp) | "backward" (transpose(jvp), remat) | "other"
+  std::vector<int64_t> shape;  // the random tensor, per device
+  std::string dtype;           // its element type ("u32")
+  int64_t local_elements = 0;
+  int64_t global_elements = 0;  // over the whole mesh
+  int64_t shards = 1;           // devices the tensor is split over (global / local)
+  std::string op_name;          // the anchor's
+  std::string scope;            // op_name prefix that defines the site
+  std::string source;           // "file.py:76"
+  std::vector<std::string>
+      consumers;               // "dropout (mask and select) in select_add_fusion.3 (forward)"
+  int64_t consumer_count = 0;  // instructions outside the site that read its values
+  std::vector<RngSiteBuffer> buffers;  // largest first
+  int64_t materialized_bytes = 0;      // sum of buffers
+  int64_t counter_bytes = 0;           // of which counters and loop state
+  int64_t bits_bytes = 0;              // of which hash outputs gathered / concatenated / sliced
+  std::vector<RngSiteCollective> collectives;
+  int64_t wire_bytes_per_device = 0;  // per step
+  bool key_depends_on_partition = false;
+  std::string key_dependency;  // the instruction the key depends on (partition-id.N)
+  int64_t instruction_count = 0;
+  RngWhatIf whatif;  // per device, for the dump's mesh
+};
+
+// A finding about one site (or the module), in the JSON schema's shape.
+struct RngFinding {
+  FindingKind kind = FindingKind::kRngKeyResidual;  // names and SARIF ids: finding_kinds.h
+  std::string severity;                             // "info" | "warning"
+  int64_t bytes = 0;
+  int64_t saving_bytes = 0;
+  std::string site;  // anchor instruction
+  std::string op_name;
+  std::string source;
+  std::string message;
+  std::vector<std::string> values;  // rng-key-residual: the values held across, "name{}"
+};
+
+struct RngSiteTotals {
+  int64_t sites = 0;
+  int64_t bits_sites = 0;  // sites with purpose "bits"
+  int64_t materialized_bytes = 0;
+  int64_t wire_bytes_per_device = 0;
+  RngWhatIf whatif;
+};
+
+// What recomputing every rng-key-residual from the key would do to the peak
+// (passes/rng/rng_remat_saving.h fills it; `ran` stays false until it has).
+struct RngRematWhatIf {
+  bool ran = false;
+  int64_t peak_bytes = 0;             // as compiled
+  int64_t peak_bytes_recomputed = 0;  // with the residuals recomputed where the backward reads them
+  int64_t saving_bytes = 0;
+  int64_t buffers = 0;  // residual buffers the what-if moved
+  std::string peak_instruction_recomputed;
+};
+
+struct RngSiteResult {
+  int64_t num_partitions = 1;
+  bool partitioned = true;     // false: a module before SPMD partitioning (global shapes)
+  std::vector<RngSite> sites;  // schedule (text) order of anchors
+  RngSiteTotals totals;
+  std::vector<RngFinding> findings;
+  std::vector<std::string> notes;
+  // Scheduled modules: per computation holding both passes, the instruction where its backward
+  // pass starts (the first backward instruction that reads a forward result, directly or not),
+  // the boundary rng-key-residual values are held across.
+  std::map<std::string, std::string> backward_start;
+  RngRematWhatIf remat;
+};
+
+// With the module's shared analyses (passes/module_analyses.h), or with a module alone.
+RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& options = {});
+RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options = {});
+
+// The site's scope: op_name without the trailing "/while" (or "/threefry2x32",
+// "/rng_bit_generator", ...) and without the trailing jit(_uniform)-style JAX random functions,
+// keeping at least one component below the outermost jit(...).
+std::string RngScope(std::string_view op_name);
+
+// "forward" for op_names under jvp(...) only, "backward" under transpose(jvp(...)), else "other".
+std::string RngPhase(std::string_view op_name);
+
+}  // namespace spmdsim::passes

@@ -1,0 +1,61 @@
+#include "passes/rng/rng_whatif.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ir/checked_math.h"
+
+namespace spmdsim::passes {
+
+using ir::CeilDiv;
+using ir::SaturatingAdd;
+using ir::SaturatingMul;
+
+RngWhatIf PredictRngCosts(const RngGeometry& g) {
+  RngWhatIf out;
+  const int64_t word = g.word_bytes > 0 ? g.word_bytes : 4;
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  const int64_t nl = g.local_elements > 0 ? g.local_elements : 0;
+  const int64_t n = g.global_elements > nl ? g.global_elements : nl;
+  const int64_t local_words = SaturatingMul(word, nl);
+  const int64_t global_words = SaturatingMul(word, n);
+
+  // partitionable: two counter arrays hashed in place plus the loop's copies of them.
+  out.partitionable.memory_bytes = SaturatingMul(4, local_words);
+
+  // replicated: m pairs per device; all-gathered halves and their concatenation.
+  const int64_t half = CeilDiv(n, 2);
+  const int64_t m = CeilDiv(half, devices);
+  const int64_t pair_words = SaturatingMul(word, m);
+  // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces 20m.
+  int64_t replicated = SaturatingMul(g.consumers > 1 ? 2 : 1, global_words);
+  replicated = SaturatingAdd(replicated, SaturatingMul(9, pair_words));
+  out.replicated.memory_bytes = replicated;
+  if (devices > 1) {
+    const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather
+    const int64_t ring = SaturatingMul(gathered, devices - 1) / devices;
+    out.replicated.wire_bytes_per_device =
+        SaturatingAdd(SaturatingMul(2, ring), SaturatingMul(5, pair_words));
+  }
+
+  // rbg: not partitioned, the global bits on every device.
+  out.rbg.memory_bytes = global_words;
+  // fused: nothing.
+  return out;
+}
+
+int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  const int64_t n = std::max(g.global_elements, g.local_elements);
+  return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
+}
+
+const RngCost* CostOf(const RngWhatIf& whatif, const char* mode) {
+  if (std::strcmp(mode, "replicated") == 0) return &whatif.replicated;
+  if (std::strcmp(mode, "partitionable") == 0) return &whatif.partitionable;
+  if (std::strcmp(mode, "rbg") == 0) return &whatif.rbg;
+  if (std::strcmp(mode, "fused") == 0) return &whatif.fused;
+  return nullptr;
+}
+
+}  // namespace spmdsim::passes

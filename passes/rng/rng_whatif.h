@@ -1,0 +1,67 @@
+// What one random-bits site would cost each device under each way of generating its bits: the
+// buffers it materializes and the bytes each device sends, as closed formulas of the site's
+// geometry (local and global element counts, the devices the tensor is split over).
+//
+// The formulas are calibrated on XLA:CPU's own dumps of the same program in both threefry modes
+// (testdata/, rng_site_analysis_test.cc checks each prediction against the other dump within 10 %),
+// with u32 bits (an f32 dropout). With nl local elements, n global, P shards, m = ceil(n/2)/P
+// counter pairs hashed per device, words of 4 bytes:
+//
+//   partitionable  2 counter arrays, hashed in place by the rolled loop, plus the loop's copies of
+//                  its state: 4 x 4nl.                                        No collectives.
+//   replicated     each device hashes m pairs (loop state and copies 4 x 4m, the counter pieces
+//                  received by collective-permutes 5 x 4m), all-gathers both hash outputs
+//                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
+//                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
+//                  plus SharedReplicatedCounterBytes once per module and geometry.
+//                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m.
+//   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device
+//                  (XLA's SPMD partitioner replicates it: testdata/dumps/dp8_rbg_remat, global
+//                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
+//   fused          counters, hash and consumer in one kernel: nothing materialized (the ideal;
+//                  cuda_validate's lowering (d) keeps only the consumer's 1-byte mask).
+//
+// The one model of what each lowering materializes: `spmdsim rng sites` applies it to the sites
+// of a dump, `spmdsim oom` (analyzer/model/oom_rng.h) to the random sites of an OOM listing.
+//
+// The per-element byte formulas of cuda_validate/README.md are the same lowerings on a GPU
+// without XLA:CPU's loop copies: (a) replicated 8w + nl, (b) partitionable 16nl + nl.
+#pragma once
+
+#include <cstdint>
+
+namespace spmdsim::passes {
+
+struct RngCost {
+  int64_t memory_bytes = 0;           // materialized per device
+  int64_t wire_bytes_per_device = 0;  // per execution of the site
+};
+
+struct RngWhatIf {
+  RngCost replicated;
+  RngCost partitionable;
+  RngCost rbg;
+  RngCost fused;
+};
+
+struct RngGeometry {
+  int64_t local_elements = 0;   // nl: the random tensor on one device
+  int64_t global_elements = 0;  // n: over the mesh
+  int64_t devices = 1;          // P: devices the tensor is split over (its shards)
+  int64_t word_bytes = 4;       // bytes of one random word (u32)
+  // Instructions that read the bits: XLA fuses replicated mode's concatenation of the gathered
+  // halves into a single consumer, and materializes it for several.
+  int64_t consumers = 1;
+};
+
+// Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
+// shared iota and its two slices, CSE'd): 4 x 4m.
+int64_t SharedReplicatedCounterBytes(const RngGeometry& geometry);
+
+// Saturating: sizes come from untrusted dumps; a result that would overflow int64 is INT64_MAX.
+RngWhatIf PredictRngCosts(const RngGeometry& geometry);
+
+// The cost of the named mode ("replicated", "partitionable", "rbg", "fused"); nullptr otherwise.
+const RngCost* CostOf(const RngWhatIf& whatif, const char* mode);
+
+}  // namespace spmdsim::passes
