@@ -1,0 +1,493 @@
+// A site's shapes, consumers, buffers (from the dataflow and aliasing) and collectives.
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/c_unescape.h"
+#include "ir/checked_math.h"
+#include "ir/device_count.h"
+#include "passes/memory/buffer_alias_analysis.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/rng/philox_expansion.h"
+#include "passes/rng/rng_site_finder.h"
+#include "passes/rng/threefry_hashes.h"
+#include "passes/sharding/partition_offsets.h"
+
+namespace spmdsim::passes::rng_internal {
+
+void RngSiteFinder::DescribeShapes(SiteWork& work) {
+  RngSite& site = work.site;
+  const HloInstruction* anchor = work.anchor;
+  // The random tensor: the hash outputs handed to consumers; when the site hands over more
+  // elements than the consumer produces (the global bits of replicated mode or rbg, sliced by
+  // the consumer), the consumer's shape.
+  const ir::Shape* tensor = nullptr;
+  int64_t largest = 0;
+  int64_t gathered = 0;  // elements all-gathered (both halves of replicated mode's hash outputs)
+  for (const HloInstruction* member : work.members) {
+    if (member->parent != work.home) continue;
+    if (IsU32Array(member->shape)) largest = std::max(largest, member->shape.ElementCount());
+    if (member->opcode == Opcode::kAllGather && IsU32Array(member->shape)) {
+      gathered = SaturatingAdd(gathered, member->shape.ElementCount());
+    }
+    for (const HloInstruction* user : member->users) {
+      if (work.members.count(user) != 0 || !user->shape.IsArray()) continue;
+      if (!ReadsSiteValue(work, member, user)) continue;
+      if (!member->shape.IsArray() || member->shape.ElementCount() < 2) continue;
+      const ir::Shape* candidate = member->shape.ElementCount() > user->shape.ElementCount()
+                                       ? &user->shape.get()
+                                       : &member->shape.get();
+      if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
+        tensor = candidate;
+      }
+    }
+  }
+  // A hash fused with its consumer: the bits never leave the fusion; their shape is the lanes'.
+  if (anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
+    tensor = work.lanes != nullptr ? work.lanes : HashLaneShape(anchor->Called("calls"));
+  }
+  if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
+    tensor = &anchor->shape.tuple_shapes()[1];
+  }
+  if (tensor == nullptr && anchor->shape.IsArray()) tensor = &anchor->shape.get();
+  if (tensor != nullptr) {
+    site.shape = tensor->dims();
+    site.local_elements = tensor->ElementCount();
+    if (anchor->opcode == Opcode::kRng || anchor->opcode == Opcode::kCustomCall) {
+      site.dtype = std::string(ir::PrimitiveTypeName(tensor->element_type()));
+    }
+  }
+  if (site.mode.empty()) site.mode = CounterMode(work);
+  if (site.purpose != "bits" && site.mode == "replicated" && work.counters.size() == 2 &&
+      work.counters[0]->opcode == Opcode::kConstant) {
+    site.mode = "unknown";
+  }
+  site.global_elements = site.local_elements;
+  if (site.mode == "partitionable") {
+    site.shards = PartitionShards(work);
+    site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
+  } else if (site.mode == "replicated" || site.mode == "rbg") {
+    // Replicated mode hashes the flat counters split in halves: each pair of lanes makes two
+    // values, so a device's bits are twice its lanes. Unrolled (GPU/TPU), XLA partitions the
+    // lanes like any elementwise op and offsets each device's counters.
+    const int64_t slices = site.kind == "threefry-expanded" ? EvaluatedShards(work) : 0;
+    if (site.mode == "replicated" && work.lanes != nullptr &&
+        site.local_elements == work.lanes->ElementCount()) {
+      site.local_elements = ir::SaturatingMul(site.local_elements, 2);
+      site.shape = {site.local_elements};
+    }
+    if (slices > 1) {
+      site.shards = slices;
+      site.global_elements = ir::SaturatingMul(site.local_elements, slices);
+    } else {
+      site.global_elements = std::max({site.local_elements, largest, gathered});
+      site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+    }
+  }
+  // Expanded Philox: every device computes the global words and keeps its slice.
+  if (work.philox) {
+    site.dtype = "u32";
+    site.local_elements = work.philox->kept_words;
+    site.global_elements = work.philox->generated_words;
+    site.shape = work.philox->kept_shape != nullptr ? work.philox->kept_shape->dims()
+                                                    : std::vector<int64_t>{site.global_elements};
+    site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+  }
+}
+
+namespace {
+
+bool IsMovingCollective(Opcode opcode) {
+  return opcode == Opcode::kAllGather || opcode == Opcode::kCollectivePermute ||
+         opcode == Opcode::kAllToAll;
+}
+
+bool IsCollectiveStart(const HloInstruction& instr) {
+  if (instr.opcode == Opcode::kAllGatherStart || instr.opcode == Opcode::kCollectivePermuteStart) {
+    return true;
+  }
+  // An async pair wrapping an all-gather, collective-permute or all-to-all.
+  const HloComputation* wrapped =
+      instr.opcode == Opcode::kAsyncStart ? instr.Called("calls") : nullptr;
+  return wrapped != nullptr && wrapped->root != nullptr &&
+         IsMovingCollective(wrapped->root->opcode);
+}
+
+const HloInstruction* DoneOf(const HloInstruction& start) {
+  for (const HloInstruction* user : start.users) {
+    if (user->opcode == Opcode::kAllGatherDone || user->opcode == Opcode::kCollectivePermuteDone ||
+        user->opcode == Opcode::kAsyncDone) {
+      return user;
+    }
+  }
+  return nullptr;
+}
+
+// A fusion that only moves data (slices, bitcasts, concatenations of its parameters).
+bool MovesDataOnly(const HloInstruction& instr) {
+  if (instr.opcode != Opcode::kFusion) return false;
+  const HloComputation* fused = instr.Called("calls");
+  if (fused == nullptr) return false;
+  for (const HloInstruction* i : fused->instructions) {
+    switch (i->opcode) {
+      case Opcode::kParameter:
+      case Opcode::kSlice:
+      case Opcode::kDynamicSlice:
+      case Opcode::kBitcast:
+      case Opcode::kReshape:
+      case Opcode::kCopy:
+      case Opcode::kConcatenate:
+      case Opcode::kConstant:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// Where the random values a collective moves are read: the users of the part of its result
+// that holds operand `operand` (a combined collective gathers several sites' values, one tuple
+// element each), through its done, get-tuple-elements, bitcasts, copies and data-moving fusions.
+void ReadersPastCollective(const HloInstruction& collective, int64_t operand,
+                           std::vector<const HloInstruction*>& out) {
+  const HloInstruction* result = &collective;
+  if (!IsMovingCollective(collective.opcode)) result = DoneOf(collective);
+  if (result == nullptr) return;
+  const bool per_operand = collective.operands.size() > 1 && result->shape.IsTuple();
+  std::vector<const HloInstruction*> frontier;
+  for (const HloInstruction* user : result->users) {
+    if (!per_operand) {
+      frontier.push_back(user);
+    } else if (user->opcode == Opcode::kGetTupleElement && user->tuple_index == operand) {
+      frontier.push_back(user);
+    }
+  }
+  std::set<const HloInstruction*> visited;
+  while (!frontier.empty()) {
+    const HloInstruction* at = frontier.back();
+    frontier.pop_back();
+    if (!visited.insert(at).second || visited.size() > 4096) continue;
+    const bool pass = at->opcode == Opcode::kGetTupleElement || at->opcode == Opcode::kBitcast ||
+                      at->opcode == Opcode::kCopy || at->opcode == Opcode::kReshape ||
+                      MovesDataOnly(*at);
+    if (!pass) {
+      out.push_back(at);
+      continue;
+    }
+    for (const HloInstruction* user : at->users) frontier.push_back(user);
+  }
+}
+
+// A consumer that computes the dropout mask (a pred array) for a later instruction to select
+// with: the dropout ends there.
+bool SelectsWithMask(const HloInstruction& mask) {
+  if (!mask.shape.IsArray() || mask.shape.element_type() != PrimitiveType::kPred) return false;
+  for (const HloInstruction* user : mask.users) {
+    bool select = user->opcode == Opcode::kSelect;
+    if (user->opcode == Opcode::kFusion) {
+      ForEachNested(user->Called("calls"),
+                    [&](const HloInstruction* i) { select |= i->opcode == Opcode::kSelect; });
+    }
+    if (select) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RngSiteFinder::DescribeConsumers(SiteWork& work) {
+  std::set<std::string> seen;
+  std::set<const HloInstruction*> consumer_set;
+  std::set<const HloInstruction*>& crossing = work.crossing;
+  for (const HloInstruction* member : work.members) {
+    // The readers of the member's values, with the collective they came through (replicated
+    // threefry gathers or exchanges hash outputs before the dropout reads them).
+    std::vector<std::pair<const HloInstruction*, const HloInstruction*>> readers;
+    for (const HloInstruction* user : member->users) {
+      if (work.members.count(user) != 0 || !ReadsSiteValue(work, member, user)) continue;
+      if (!IsMovingCollective(user->opcode) && !IsCollectiveStart(*user)) {
+        readers.emplace_back(user, nullptr);
+        continue;
+      }
+      std::vector<const HloInstruction*> past;
+      for (size_t k = 0; k < user->operands.size(); ++k) {
+        if (user->operands[k] == member) {
+          ReadersPastCollective(*user, static_cast<int64_t>(k), past);
+        }
+      }
+      if (past.empty()) readers.emplace_back(user, nullptr);
+      for (const HloInstruction* reader : past) readers.emplace_back(reader, user);
+    }
+    for (const auto& [user, via] : readers) {
+      bool select = false;
+      bool compare = false;
+      bool log = false;
+      const auto look = [&](const HloInstruction* i) {
+        select |= i->opcode == Opcode::kSelect;
+        compare |= i->opcode == Opcode::kCompare;
+        log |= i->opcode == Opcode::kLog || i->opcode == Opcode::kErf || i->opcode == Opcode::kSqrt;
+      };
+      look(user);
+      if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
+      // XLA may fuse the bernoulli's compare into the hash: the member hands over the mask, and
+      // a consumer selecting with it completes the dropout.
+      bool mask_in_member = false;
+      if (member->opcode == Opcode::kFusion && member->shape.IsArray() &&
+          member->shape.element_type() == PrimitiveType::kPred) {
+        ForEachNested(member->Called("calls"), [&](const HloInstruction* i) {
+          mask_in_member |= i->opcode == Opcode::kCompare;
+        });
+      }
+      if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
+        consumer_set.insert(user);
+        // The member's own buffer is held until its direct reader (a collective's copy is a
+        // buffer of its own).
+        const HloInstruction* direct = via != nullptr ? via : user;
+        if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, direct)) {
+          crossing.insert(member);
+        }
+      }
+      std::string what;
+      const auto other = site_of_.find(user);
+      if (other != site_of_.end()) {
+        what = "key of " + sites_[other->second].site.name;
+      } else if (shared_anchors_.count(user) != 0) {
+        what = "key of " + std::string(user->name);
+      } else if ((select && (compare || mask_in_member)) || (compare && SelectsWithMask(*user))) {
+        what = "dropout (mask and select)";
+      } else if (compare || mask_in_member) {
+        what = "mask (compare)";
+      } else if (log) {
+        what = "normal";
+      } else if (user->opcode == Opcode::kTuple || user->opcode == Opcode::kWhile) {
+        what = "loop state";
+      } else {
+        what = work.site.draws.empty() ? "bits" : work.site.draws;
+      }
+      what +=
+          " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) +
+          (via != nullptr ? ", through " + std::string(via->name) : "") +
+          (mask_in_member && what.rfind("key of", 0) != 0 ? ", mask computed with the hash)" : ")");
+      if (seen.insert(what).second) work.site.consumers.push_back(what);
+    }
+  }
+  // A hash fused with its consumer: the consumer is the fusion itself.
+  if (work.anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
+    bool select = false;
+    bool compare = false;
+    ForEachNested(work.anchor->Called("calls"), [&](const HloInstruction* i) {
+      select |= i->opcode == Opcode::kSelect;
+      compare |= i->opcode == Opcode::kCompare;
+    });
+    const std::string what = select && compare ? "dropout (mask and select)"
+                             : compare         ? "mask (compare)"
+                                       : (work.site.draws.empty() ? "bits" : work.site.draws);
+    const std::string consumer = what + " in " + std::string(work.anchor->name) + " (" +
+                                 work.site.phase + ", fused with the hash)";
+    if (seen.insert(consumer).second) work.site.consumers.push_back(consumer);
+    consumer_set.insert(work.anchor);
+  }
+  std::sort(work.site.consumers.begin(), work.site.consumers.end());
+  work.site.consumer_count = static_cast<int64_t>(consumer_set.size());
+}
+
+std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
+                       const HloComputation* home) {
+  if (instr->parent != home) return "loop temporaries (hash state copies)";
+  switch (instr->opcode) {
+    case Opcode::kAllGather:
+      return "all-gathered hash outputs";
+    case Opcode::kCollectivePermute:
+      return "exchanged counters";
+    case Opcode::kConcatenate:
+      return "bits (concatenated hash outputs)";
+    case Opcode::kCustomCall:
+    case Opcode::kCall:
+      return "hash outputs / bits";
+    default:
+      break;
+  }
+  if (instr->shape.IsArray() && instr->shape.element_type() == PrimitiveType::kPred) return "mask";
+  const HloInstruction* init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
+                                   ? LoopInitTuple(anchor->operands[0])
+                                   : nullptr;
+  for (const HloInstruction* user : instr->users) {
+    if (user->opcode != Opcode::kTuple) continue;
+    if (user == init) return "counters (loop state: then hash outputs)";
+    for (const HloInstruction* tuple_user : user->users) {
+      if (tuple_user == anchor) return "counters (loop state: then hash outputs)";
+    }
+  }
+  if (instr->metadata().op_name.find("iota") != std::string_view::npos ||
+      instr->metadata().op_name.find("split") != std::string_view::npos) {
+    return "counters";
+  }
+  return "derived";
+}
+
+void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias) {
+  // buffer id -> (site, first member value)
+  std::map<int32_t, std::pair<int, int32_t>> owner;
+  std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
+  for (const HloValue& value : dataflow.values()) {
+    const int32_t buffer = alias.BufferIdOf(value.id);
+    int site = -1;
+    const auto shared = shared_anchors_.find(value.instruction);
+    if (shared != shared_anchors_.end()) {
+      // An output of a fusion hashing several draws: the site of the hash it comes from, when
+      // that output is random (not a consumer fused in).
+      const ShapeIndex index = dataflow.SlotIndex(value.slot);
+      if (index.empty()) continue;  // the tuple of outputs
+      if (index[0] >= 0 && index[0] < static_cast<int64_t>(shared->second.size())) {
+        site = shared->second[index[0]];
+      }
+      if (site >= 0 && !OutputIsRandom(sites_[site], index[0])) site = -1;
+    } else {
+      const auto member = site_of_.find(value.instruction);
+      if (member != site_of_.end()) site = member->second;
+    }
+    if (site < 0) {
+      foreign.insert(buffer);
+      continue;
+    }
+    if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
+    // The device's position offsets the counters but is no value of the random-number site.
+    if (value.instruction->opcode == Opcode::kPartitionId ||
+        value.instruction->opcode == Opcode::kReplicaId) {
+      continue;
+    }
+    // The output of a hash fused with its consumer is the consumer's, not random bits.
+    if (value.instruction == sites_[site].anchor && !sites_[site].shares_anchor &&
+        !BitsLeave(sites_[site])) {
+      continue;
+    }
+    value_site_[value.id] = site;
+    // Name the buffer after a value in the anchor's computation when it has one (the counters
+    // a loop starts from), else after its first value.
+    const auto known = owner.find(buffer);
+    if (known == owner.end()) {
+      owner[buffer] = {site, value.id};
+    } else if (value.instruction->parent == sites_[site].home &&
+               dataflow.value(known->second.second).instruction->parent != sites_[site].home &&
+               !value.is_phi) {
+      known->second.second = value.id;
+    }
+  }
+  // Buffers holding what a crossing member reads out (a loop's result is its state buffer).
+  std::set<int32_t> held;
+  for (const SiteWork& work : sites_) {
+    for (const HloInstruction* member : work.crossing) {
+      const int32_t slot = dataflow.FirstSlot(member);
+      if (slot < 0) continue;
+      for (int32_t id : dataflow.ValueSet(slot)) held.insert(alias.BufferIdOf(id));
+    }
+  }
+  for (const auto& [buffer, who] : owner) {
+    if (foreign.count(buffer) != 0) continue;
+    const HloValue& value = dataflow.value(who.second);
+    const ir::Shape& shape = dataflow.SlotShape(value.slot);
+    if (!shape.IsArray()) continue;
+    if (alias.buffers()[buffer].live_out) continue;
+    SiteWork& work = sites_[who.first];
+    RngSiteBuffer out;
+    out.value = dataflow.ValueName(value);
+    out.opcode = std::string(value.instruction->opcode_name());
+    out.shape = ShapeText(shape);
+    out.op_name = ir::CUnescape(value.instruction->metadata().op_name);
+    if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
+    out.bytes = shape.ByteSize();
+    out.role = BufferRole(value.instruction, work.anchor, work.home);
+    for (int32_t id : alias.buffers()[buffer].values) {
+      out.values.push_back(dataflow.ValueName(dataflow.value(id)));
+    }
+    out.held_across = held.count(buffer) != 0;
+    work.site.materialized_bytes = SaturatingAdd(work.site.materialized_bytes, out.bytes);
+    if (out.role.rfind("counters", 0) == 0 || out.role.rfind("loop", 0) == 0 ||
+        out.role.rfind("exchanged", 0) == 0) {
+      work.site.counter_bytes = SaturatingAdd(work.site.counter_bytes, out.bytes);
+    } else {
+      work.site.bits_bytes = SaturatingAdd(work.site.bits_bytes, out.bytes);
+    }
+    work.site.buffers.push_back(std::move(out));
+  }
+  for (SiteWork& work : sites_) {
+    std::stable_sort(
+        work.site.buffers.begin(), work.site.buffers.end(),
+        [](const RngSiteBuffer& a, const RngSiteBuffer& b) { return a.bytes > b.bytes; });
+  }
+}
+
+void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
+  CollectiveResult owned;
+  const CollectiveResult* collectives = options_.collectives;
+  if (collectives == nullptr) {
+    owned = AnalyzeCollectives(module_);
+    collectives = &owned;
+  }
+  std::map<std::pair<std::string_view, std::string_view>, const HloInstruction*> by_name;
+  for (const HloComputation* computation : module_.computations) {
+    for (const HloInstruction* instr : computation->instructions) {
+      by_name[{computation->name, instr->name}] = instr;
+    }
+  }
+  const auto add = [&](int s, const CollectiveOp& op, int64_t operands, int64_t bytes,
+                       int64_t wire) {
+    RngSite& site = sites_[s].site;
+    RngSiteCollective out;
+    out.instruction = op.instruction;
+    out.kind = op.kind;
+    out.operands = operands;
+    out.operand_count = std::max<int64_t>(op.operand_count, 1);
+    out.bytes = bytes;
+    out.wire_bytes_per_device = wire;
+    site.wire_bytes_per_device = SaturatingAdd(site.wire_bytes_per_device, wire);
+    site.collectives.push_back(std::move(out));
+  };
+  for (const CollectiveOp& op : collectives->ops) {
+    const auto found = by_name.find({op.computation, op.instruction});
+    if (found == by_name.end()) continue;
+    const HloInstruction* instr = found->second;
+    const int64_t wire = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
+    const auto member = site_of_.find(instr);
+    if (member != site_of_.end()) {
+      add(member->second, op, std::max<int64_t>(op.operand_count, 1), op.bytes, wire);
+      continue;
+    }
+    // Per site: the operands holding its values and their bytes (an operand holding the values
+    // of several sites counts for each, split evenly).
+    std::map<int, std::pair<int64_t, long double>> share;
+    long double total = 0;
+    for (const HloInstruction* operand : instr->operands) {
+      const int64_t bytes = operand->shape.IsArray() ? operand->shape.ByteSize() : 0;
+      total += static_cast<long double>(bytes);
+      const int32_t first = dataflow.FirstSlot(operand);
+      if (first < 0) continue;
+      std::set<int> holders;
+      for (int32_t slot = first; slot < first + dataflow.SlotSpan(first); ++slot) {
+        for (const int32_t id : dataflow.ValueSet(slot)) {
+          const auto held = value_site_.find(id);
+          if (held != value_site_.end()) holders.insert(held->second);
+        }
+      }
+      for (const int s : holders) {
+        share[s].first += 1;
+        share[s].second += static_cast<long double>(bytes) / holders.size();
+      }
+    }
+    if (share.empty() || total <= 0) continue;
+    for (const auto& [s, part] : share) {
+      const long double fraction = std::min<long double>(part.second / total, 1);
+      add(s, op, part.first, static_cast<int64_t>(fraction * op.bytes + 0.5L),
+          static_cast<int64_t>(fraction * wire + 0.5L));
+    }
+  }
+}
+
+}  // namespace spmdsim::passes::rng_internal

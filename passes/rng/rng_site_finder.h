@@ -1,0 +1,209 @@
+// Internal to passes/rng/: the state and steps of the RNG site finder, shared by the files that
+// implement it (recognising sites, their members and mode, their buffers and consumers, the
+// findings). Nothing outside passes/rng/rng_site_*.cc includes this; the API is
+// rng_site_analysis.h.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "passes/module_analyses.h"
+#include "passes/rng/philox_expansion.h"
+#include "passes/rng/rng_site_analysis.h"
+#include "passes/rng/threefry_hashes.h"
+
+namespace spmdsim::passes::rng_internal {
+
+using ir::HloComputation;
+using ir::HloInstruction;
+using ir::Opcode;
+using ir::PrimitiveType;
+using ir::SaturatingAdd;
+
+// Depth limit for the backward walks over operands (hostile input must not overflow the stack).
+constexpr int kMaxWalkDepth = 256;
+// Values this small are keys, key schedules and rotation vectors, not random tensors.
+constexpr int64_t kKeySizedElements = 16;
+// Rotations an unrolled hash performs (20 rounds).
+constexpr int kUnrolledShifts = kThreefryRounds;
+
+// ---- Helpers of the recognisers (rng_site_recognition.cc) ----------------------------------
+
+bool StartsWith(std::string_view s, std::string_view prefix);
+
+bool IsU32Array(const ir::Shape& shape);
+
+// (s32[], X0, X1, ks0, ks1, ks2, u32[4], u32[4]): the state of XLA:CPU's rolled threefry loop.
+bool IsThreefryLoopState(const ir::Shape& shape);
+
+// The integers of a constant array payload "{0, 0, 1, 1}".
+std::vector<int64_t> ArrayConstant(const HloInstruction* instr);
+
+// Number of shift-lefts by a threefry rotation constant inside a computation and its callees,
+// and how many distinct rotation amounts they use.
+std::pair<int, int> RotationShifts(const HloComputation* computation);
+
+// The shape of the hash lanes inside a fused threefry: the widest shift-left by a rotation
+// constant; nullptr when there is none.
+const ir::Shape* HashLaneShape(const HloComputation* computation);
+
+bool ContainsOpcode(const HloComputation* computation, Opcode opcode);
+
+std::string ShapeText(const ir::Shape& shape);
+
+// JAX's threefry2x32 as its own computation, the form modules take before XLA inlines calls:
+// (u32[] key0, u32[] key1, u32[...] x0, u32[...] x1) -> (u32[...], u32[...]). Returns the site
+// kind its body implies (a cu_/hip_threefry2x32 custom call, XLA:CPU's rolled loop, or the 20
+// rounds unrolled), or "" for any other computation.
+std::string ThreefryFunctionKind(const HloComputation* computation);
+
+// What an instruction's value comes from: its operands, or for an element of a control-flow
+// computation's parameter, that element of each caller's operand (loop-invariant values hoisted
+// out of a loop are found this way).
+std::vector<const HloInstruction*> Producers(const HloInstruction* instr);
+
+// The computation a site's results are used in: the anchor's, or, when the anchor is the root of
+// a wrapper call (XLA:CPU's xla_cpu_small_call, one caller), the computation of that call.
+const HloComputation* HomeComputation(const HloInstruction* anchor);
+
+// The tuple a loop starts from. XLA:CPU wraps a small loop in a call (xla_cpu_small_call) whose
+// one parameter is the loop's initial tuple: that is then the call's operand.
+const HloInstruction* LoopInitTuple(const HloInstruction* operand);
+
+std::string_view LastComponent(std::string_view op_name);
+
+// "jit(_uniform)" -> "uniform"; empty when the component is not a jit(_name).
+// "bernoulli" for "jit(_bernoulli)", also under JAX's transformation wrappers
+// ("jvp(jit(_bernoulli))", "transpose(jvp(jit(_bernoulli)))") as call sites are named before
+// optimizations.
+std::string_view JaxRandomFunction(std::string_view component);
+
+// What one random site is made of while it is being analysed.
+struct SiteWork {
+  RngSite site;
+  const HloInstruction* anchor = nullptr;
+  // Where the site's bits are handed over: the anchor's computation, or the one that calls the
+  // wrapper XLA:CPU put the anchor in (HomeComputation).
+  const HloComputation* home = nullptr;
+  std::vector<const HloInstruction*> counters;  // counter inputs of the hash
+  std::vector<const HloInstruction*> keys;      // key inputs
+  std::unordered_set<const HloInstruction*> members;
+  // Reached through calls from the entry (a module before optimizations): the callee's buffers
+  // are shared by every call, so its bytes come from the what-if of its mode instead.
+  bool via_calls = false;
+  // Members computed before the backward pass starts and read after (key residuals).
+  std::set<const HloInstruction*> crossing;
+  // A fusion hashing several draws (passes/rng/threefry_hashes.h) is the anchor of a site per hash;
+  // each site owns the fusion's outputs computed from its hash.
+  bool shares_anchor = false;
+  const ir::Shape* lanes = nullptr;  // the hash's lanes, when known
+  std::vector<int64_t> outputs;      // shares_anchor: the fusion outputs it owns
+  // shares_anchor: per owned output, the fusion parameters it reads.
+  std::vector<std::vector<int64_t>> output_parameters;
+  // Other fusions holding rounds of the hash (its first rounds; copies of its last rounds).
+  std::vector<const HloInstruction*> holders;
+  // rng-bit-generator expanded by XLA into Philox arithmetic inside the anchor fusion.
+  std::optional<PhiloxExpansion> philox;
+};
+
+class RngSiteFinder {
+ public:
+  RngSiteFinder(ModuleAnalyses& analyses, const RngSiteOptions& options)
+      : module_(analyses.module()), analyses_(analyses), options_(options) {}
+
+  RngSiteResult Run();
+
+ private:
+  void FindAnchors();
+  // `own_op_name`: the hash's op_name when it differs from the anchor's (a fused hash).
+  void AddSite(const HloInstruction* anchor, std::string kind, const std::string& context = "",
+               const HloInstruction* context_call = nullptr, std::string_view own_op_name = {});
+  // A site per draw hashed in a fusion (one draw: the fusion's site, named after its hash).
+  void AddDrawSites(const std::vector<const ThreefryDraw*>& draws);
+  // Whether `user` reads what the site hands over from `member` (a site sharing its anchor reads
+  // only its own outputs of it).
+  bool ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
+                      const HloInstruction* user) const;
+  void KeepConnectedMembers();
+  std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
+  bool RandomOnly(const HloInstruction* instr, int depth = 0);
+  bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
+  std::string CounterMode(const SiteWork& work);
+  int64_t PartitionShards(const SiteWork& work);
+  int64_t EvaluatedShards(const SiteWork& work);
+  int64_t TableShards(const SiteWork& work);
+  // The partition-id or replica-id the values of `key` are computed from, if any: by dataflow,
+  // element by element through tuples, calls and loops (a loop carrying the key beside
+  // per-device state does not make the key per-device).
+  const HloInstruction* PartitionDependency(const DataflowAnalysis& dataflow,
+                                            const HloInstruction* key);
+  void CollectMembers();
+  void DescribeShapes(SiteWork& work);
+  void DescribeConsumers(SiteWork& work);
+  void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias);
+  // A collective among a site's instructions is the site's; one elsewhere (XLA combines the
+  // collectives of several sites into one variadic op) is shared among the sites whose values its
+  // operands hold, in proportion to those operands' bytes.
+  void AttachCollectives(const DataflowAnalysis& dataflow);
+  void Findings(RngSiteResult& result);
+  // False for a fused hash whose fusion also holds the consumer (its output is not random).
+  bool BitsLeave(const SiteWork& work) {
+    if (work.anchor->opcode != Opcode::kFusion) return true;
+    if (!work.shares_anchor) return RandomOnly(work.anchor);
+    for (const int64_t output : work.outputs) {
+      if (OutputIsRandom(work, output)) return true;
+    }
+    return false;
+  }
+  // A site sharing its anchor: whether the fusion output it owns is computed from random-only
+  // operands.
+  bool OutputIsRandom(const SiteWork& work, int64_t output) {
+    for (size_t i = 0; i < work.outputs.size() && i < work.output_parameters.size(); ++i) {
+      if (work.outputs[i] != output) continue;
+      for (const int64_t p : work.output_parameters[i]) {
+        if (p >= 0 && p < static_cast<int64_t>(work.anchor->operands.size()) &&
+            !RandomOnly(work.anchor->operands[p])) {
+          return false;
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+  // Whether the site's values reach nothing but other sites (as their keys) and the module's
+  // outputs (the next step's key): a hash that derives keys, whatever its op_name says (JAX's
+  // rbg splits its keys with threefry under a bare vmap()).
+  bool FeedsOnlyKeys(const SiteWork& work, int self);
+  void FindBackwardStarts();
+  bool CrossesIntoBackward(const HloInstruction* member, const HloInstruction* user) const;
+
+  const ir::HloModule& module_;
+  ModuleAnalyses& analyses_;  // the dataflow and buffers, shared with the other analyses
+  const RngSiteOptions& options_;
+  std::vector<SiteWork> sites_;
+  std::unordered_map<const HloInstruction*, bool> random_only_;
+  std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+  // The wrapper calls XLA:CPU put sites in (xla_cpu_small_call), to the site each wraps.
+  std::unordered_map<const HloInstruction*, int> wrapper_of_;
+  std::unordered_map<const HloComputation*, std::vector<const HloInstruction*>> callers_;
+  // Fusions that anchor several sites: per output, the owning site (-1: none).
+  std::unordered_map<const HloInstruction*, std::vector<int>> shared_anchors_;
+  // Scheduled modules: the position (in its computation) of each instruction, and per
+  // computation the instruction where its backward pass starts.
+  std::unordered_map<const HloInstruction*, int64_t> position_;
+  std::unordered_map<const HloComputation*, const HloInstruction*> backward_start_;
+  // Dataflow values a site computes (its members' outputs), by value id.
+  std::unordered_map<int32_t, int> value_site_;
+};
+
+}  // namespace spmdsim::passes::rng_internal

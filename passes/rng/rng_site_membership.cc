@@ -1,0 +1,409 @@
+// A site's members (what computes its values), its counter mode and its shard count.
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/c_unescape.h"
+#include "ir/checked_math.h"
+#include "ir/device_count.h"
+#include "passes/memory/buffer_alias_analysis.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/rng/philox_expansion.h"
+#include "passes/rng/rng_site_finder.h"
+#include "passes/rng/threefry_hashes.h"
+#include "passes/sharding/partition_offsets.h"
+
+namespace spmdsim::passes::rng_internal {
+
+bool RngSiteFinder::RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth) {
+  if (tuple->opcode == Opcode::kTuple && index >= 0 &&
+      index < static_cast<int64_t>(tuple->operands.size())) {
+    return RandomOnly(tuple->operands[index], depth + 1);
+  }
+  return RandomOnly(tuple, depth + 1);
+}
+
+// Derived only from keys, counters and constants.
+bool RngSiteFinder::RandomOnly(const HloInstruction* instr, int depth) {
+  if (depth > kMaxWalkDepth) return false;
+  const auto found = random_only_.find(instr);
+  if (found != random_only_.end()) return found->second;
+  random_only_[instr] = true;  // optimistic on cycles (loop-carried keys)
+  bool result = false;
+  switch (instr->opcode) {
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId:
+    case Opcode::kRngGetAndUpdateState:
+      result = true;
+      break;
+    case Opcode::kParameter: {
+      const HloComputation* computation = instr->parent;
+      if (computation != nullptr && computation->is_entry) {
+        // A key: u32 words, at most 4 of them (threefry u32[2], rbg u32[4]).
+        result = IsU32Array(instr->shape) && instr->shape.ElementCount() <= 4;
+      } else if (computation != nullptr && !computation->callers.empty()) {
+        result = true;
+        for (const HloInstruction* caller : computation->callers) {
+          if (caller->opcode == Opcode::kWhile || caller->opcode == Opcode::kCall) {
+            const size_t number =
+                static_cast<size_t>(std::max<int64_t>(instr->parameter_number, 0));
+            if (number < caller->operands.size()) {
+              result &= RandomOnly(caller->operands[number], depth + 1);
+            }
+          } else {
+            result = false;
+          }
+        }
+      }
+      break;
+    }
+    case Opcode::kGetTupleElement: {
+      const HloInstruction* operand = instr->operands.empty() ? nullptr : instr->operands[0];
+      if (operand == nullptr) break;
+      if (operand->opcode == Opcode::kParameter && operand->parent != nullptr &&
+          !operand->parent->is_entry && !operand->parent->callers.empty()) {
+        result = true;
+        for (const HloInstruction* caller : operand->parent->callers) {
+          if ((caller->opcode == Opcode::kWhile || caller->opcode == Opcode::kCall) &&
+              !caller->operands.empty()) {
+            const size_t number =
+                caller->opcode == Opcode::kWhile
+                    ? 0
+                    : static_cast<size_t>(std::max<int64_t>(operand->parameter_number, 0));
+            if (number < caller->operands.size()) {
+              result &= RandomOnlyElement(caller->operands[number], instr->tuple_index, depth);
+            }
+          } else {
+            result = false;
+          }
+        }
+      } else if (operand->opcode == Opcode::kWhile && !operand->operands.empty()) {
+        result = RandomOnlyElement(operand->operands[0], instr->tuple_index, depth);
+      } else {
+        result = RandomOnlyElement(operand, instr->tuple_index, depth);
+      }
+      break;
+    }
+    default:
+      if (instr->opcode == Opcode::kCustomCall &&
+          instr->custom_call_target().find("threefry") == std::string_view::npos) {
+        result = false;
+        break;
+      }
+      result = !instr->operands.empty();
+      for (const HloInstruction* operand : instr->operands) {
+        if (!result) break;
+        result = RandomOnly(operand, depth + 1);
+      }
+      if (instr->operands.empty() && instr->opcode == Opcode::kFusion) result = true;
+      break;
+  }
+  random_only_[instr] = result;
+  return result;
+}
+
+// Partitionable counters come from u64 iotas (iota_2x32_shape); replicated ones from a flat
+// 32-bit iota split in halves.
+std::string RngSiteFinder::CounterMode(const SiteWork& work) {
+  bool u64_iota = false;
+  bool flat_iota = false;
+  bool exchanged = false;
+  std::unordered_set<const HloInstruction*> seen;
+  std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* instr,
+                                                             int depth) {
+    if (depth > 12 || !seen.insert(instr).second) return;
+    if (instr->opcode == Opcode::kCollectivePermute || instr->opcode == Opcode::kAllGather) {
+      exchanged = true;
+    }
+    if (instr->metadata().op_name.find("iota_2x32_shape") != std::string_view::npos)
+      u64_iota = true;
+    const auto look = [&](const HloInstruction* inner) {
+      if (inner->opcode != Opcode::kIota) return;
+      if (inner->shape.element_type() == PrimitiveType::kU64) {
+        u64_iota = true;
+      } else if (inner->shape.rank() == 1) {
+        flat_iota = true;
+      }
+    };
+    look(instr);
+    if (instr->opcode == Opcode::kFusion) ForEachNested(instr->Called("calls"), look);
+    for (const HloInstruction* operand : Producers(instr)) walk(operand, depth + 1);
+  };
+  for (const HloInstruction* counter : work.counters) walk(counter, 0);
+  if (u64_iota) return "partitionable";
+  if (flat_iota || exchanged) return "replicated";
+  return "unknown";
+}
+
+// Shards of a partitionable site: the partition-id offset of its counters, read from a constant
+// table indexed by partition-id (distinct values) or partition-id itself (every device).
+int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
+  if (const int64_t slices = EvaluatedShards(work); slices > 0) return slices;
+  return TableShards(work);
+}
+
+// The device-position arithmetic that offsets the counters, evaluated on every device
+// (passes/sharding/partition_offsets.h); 0 when there is none or it cannot be evaluated. A key
+// derived from the device's position (shard_map) would be counted too, so such sites get 0.
+int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
+  if (!work.site.key_depends_on_partition) {
+    // A fusion builds its counters inside: its operands other than the key carry the offsets.
+    std::vector<const HloInstruction*> roots;
+    for (const HloInstruction* counter : work.counters) {
+      if (counter != work.anchor || counter->opcode != Opcode::kFusion) {
+        roots.push_back(counter);
+        continue;
+      }
+      for (const HloInstruction* operand : counter->operands) {
+        if (std::find(work.keys.begin(), work.keys.end(), operand) == work.keys.end()) {
+          roots.push_back(operand);
+        }
+      }
+    }
+    return DistinctDeviceSlices(DeviceOffsets(roots), module_.num_partitions,
+                                module_.replica_count);
+  }
+  return 0;
+}
+
+int64_t RngSiteFinder::TableShards(const SiteWork& work) {
+  int64_t shards = 1;
+  std::unordered_set<const HloInstruction*> seen;
+  std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* counter,
+                                                             int depth) {
+    if (depth > 8 || !seen.insert(counter).second) return;
+    // Only the instruction that builds the counters from iotas carries the shard offset.
+    const bool builds_counters = counter->opcode == Opcode::kIota ||
+                                 (counter->opcode == Opcode::kFusion &&
+                                  ContainsOpcode(counter->Called("calls"), Opcode::kIota));
+    for (const HloInstruction* operand : counter->operands) {
+      if (!builds_counters) break;
+      if (operand->opcode != Opcode::kPartitionId && operand->opcode != Opcode::kReplicaId) {
+        continue;
+      }
+      bool via_table = false;
+      for (const HloInstruction* other : counter->operands) {
+        const std::vector<int64_t> table = ArrayConstant(other);
+        if (table.size() > 1 && static_cast<int64_t>(table.size()) == module_.num_partitions) {
+          via_table = true;
+          shards = std::max<int64_t>(
+              shards, static_cast<int64_t>(std::set<int64_t>(table.begin(), table.end()).size()));
+        }
+      }
+      if (!via_table) shards = std::max<int64_t>(shards, module_.num_partitions);
+    }
+    for (const HloInstruction* producer : Producers(counter)) walk(producer, depth + 1);
+  };
+  for (const HloInstruction* counter : work.counters) walk(counter, 0);
+  return shards;
+}
+
+const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis& dataflow,
+                                                         const HloInstruction* key) {
+  constexpr size_t kMaxValues = 1 << 16;
+  std::vector<int32_t> pending;
+  std::unordered_set<int32_t> seen;
+  const auto push_slot = [&](int32_t slot) {
+    if (slot < 0) return;
+    for (int32_t s = slot; s < slot + dataflow.SlotSpan(slot); ++s) {
+      for (const int32_t id : dataflow.ValueSet(s)) pending.push_back(id);
+    }
+  };
+  const auto push_element = [&](const HloInstruction* instr, const ShapeIndex& index) {
+    push_slot(index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index));
+  };
+  push_slot(dataflow.FirstSlot(key));
+  while (!pending.empty()) {
+    const int32_t id = pending.back();
+    pending.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > kMaxValues) return nullptr;
+    const HloValue& value = dataflow.value(id);
+    const HloInstruction* defining = value.instruction;
+    if (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId) {
+      return defining;
+    }
+    const ShapeIndex index = dataflow.SlotIndex(value.slot);
+    if (value.is_phi) {
+      // A loop-carried element: what the loop starts with and what its body hands back there.
+      const HloInstruction* loop = defining;
+      if (loop->opcode == Opcode::kParameter && loop->parent != nullptr) {
+        loop = nullptr;
+        for (const HloInstruction* caller : defining->parent->callers) {
+          if (caller->opcode == Opcode::kWhile) loop = caller;
+        }
+      }
+      if (loop != nullptr && loop->opcode == Opcode::kWhile && !loop->operands.empty()) {
+        push_element(loop->operands[0], index);
+        const HloComputation* body = loop->Called("body");
+        if (body != nullptr && body->root != nullptr) push_element(body->root, index);
+      } else {
+        for (const HloInstruction* operand : defining->operands) push_element(operand, {});
+      }
+      continue;
+    }
+    if (defining->opcode == Opcode::kFusion) {
+      const HloInstruction* inner = nullptr;
+      ForEachNested(defining->Called("calls"), [&](const HloInstruction* i) {
+        if (inner == nullptr &&
+            (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
+          inner = i;
+        }
+      });
+      if (inner != nullptr) return inner;
+    }
+    if (defining->opcode == Opcode::kParameter) continue;  // the entry's: an input
+    if (!index.empty() && defining->opcode == Opcode::kCopy && !defining->operands.empty()) {
+      push_element(defining->operands[0], index);  // a copied element holds that element
+      continue;
+    }
+    for (const HloInstruction* operand : defining->operands) push_element(operand, {});
+  }
+  return nullptr;
+}
+
+// A site whose scope is the whole program (a key split at the top level,
+// `jit(train_step)/rng_bit_generator`) keeps only the members the dataflow joins to its anchor
+// through other members (its counters, the generator state, the bits): its scope alone would
+// take every random-only instruction of the module.
+void RngSiteFinder::KeepConnectedMembers() {
+  std::vector<std::vector<const HloInstruction*>> by_site(sites_.size());
+  for (const auto& [instr, s] : site_of_) by_site[static_cast<size_t>(s)].push_back(instr);
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    // A scope below the program's root already narrows the members to one JAX call site.
+    if (sites_[s].site.scope.find('/') != std::string::npos) continue;
+    std::unordered_set<const HloInstruction*> reached;
+    std::vector<const HloInstruction*> stack = {sites_[s].anchor};
+    for (const HloInstruction* holder : sites_[s].holders) stack.push_back(holder);
+    const auto in_site = [&](const HloInstruction* instr) {
+      const auto it = site_of_.find(instr);
+      return it != site_of_.end() && it->second == static_cast<int>(s);
+    };
+    while (!stack.empty()) {
+      const HloInstruction* at = stack.back();
+      stack.pop_back();
+      if (!reached.insert(at).second) continue;
+      for (const HloInstruction* next : at->operands) {
+        if (in_site(next)) stack.push_back(next);
+      }
+      for (const HloInstruction* next : at->users) {
+        if (in_site(next)) stack.push_back(next);
+      }
+    }
+    for (const HloInstruction* instr : by_site[s]) {
+      if (reached.count(instr) == 0) site_of_.erase(instr);
+    }
+  }
+}
+
+void RngSiteFinder::CollectMembers() {
+  // Members: random-only instructions of the anchor's computation inside its scope; each goes to
+  // the site with the longest scope. The anchor's loop body and condition belong to it whole.
+  std::unordered_map<const HloComputation*, std::vector<int>> by_computation;
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    by_computation[sites_[s].home].push_back(static_cast<int>(s));
+    if (!sites_[s].shares_anchor) site_of_[sites_[s].anchor] = static_cast<int>(s);
+  }
+  // The elements taken out of a fusion that hashes several draws belong to the hash they come
+  // from.
+  for (const auto& [fusion, owners] : shared_anchors_) {
+    for (const HloInstruction* user : fusion->users) {
+      if (user->opcode != Opcode::kGetTupleElement || user->tuple_index < 0 ||
+          user->tuple_index >= static_cast<int64_t>(owners.size()) ||
+          owners[user->tuple_index] < 0) {
+        continue;
+      }
+      site_of_.emplace(user, owners[user->tuple_index]);
+    }
+  }
+  for (const auto& [computation, indices] : by_computation) {
+    // Scope -> the first site with it; an instruction goes to the site of its longest op_name
+    // prefix (at a '/') that is a scope.
+    std::unordered_map<std::string_view, int> site_of_scope;
+    for (const int s : indices) {
+      const std::string& scope = sites_[s].site.scope;
+      if (!scope.empty()) site_of_scope.emplace(scope, s);
+    }
+    if (site_of_scope.empty()) continue;
+    for (const HloInstruction* instr : computation->instructions) {
+      if (site_of_.count(instr) != 0 || shared_anchors_.count(instr) != 0) continue;
+      const std::string_view op_name = instr->metadata().op_name;
+      int best = -1;
+      for (size_t length = op_name.size(); length > 0 && best < 0;) {
+        const auto found = site_of_scope.find(op_name.substr(0, length));
+        if (found != site_of_scope.end()) best = found->second;
+        const size_t slash = op_name.rfind('/', length - 1);
+        length = slash == std::string_view::npos ? 0 : slash;
+      }
+      if (best < 0 || !RandomOnly(instr)) continue;
+      site_of_[instr] = best;
+    }
+  }
+  KeepConnectedMembers();
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    const HloInstruction* anchor = sites_[s].anchor;
+    if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty()) {
+      const HloInstruction* init = LoopInitTuple(anchor->operands[0]);
+      if (init != nullptr && init->opcode == Opcode::kTuple) {
+        site_of_.emplace(init, static_cast<int>(s));
+      }
+    }
+    // Fusions computing the hash's first rounds belong to it; copies of its last rounds fused
+    // into consumers are consumers.
+    for (const HloInstruction* holder : sites_[s].holders) {
+      if (shared_anchors_.count(holder) == 0 && RandomOnly(holder)) {
+        site_of_.emplace(holder, static_cast<int>(s));
+      }
+    }
+    // The wrapper calls around the anchor, and what they compute, belong to the site.
+    for (const HloComputation* c = anchor->parent; c != nullptr && c != sites_[s].home;) {
+      if (c->callers.size() != 1) break;
+      const HloInstruction* caller = c->callers.front();
+      site_of_.emplace(caller, static_cast<int>(s));
+      wrapper_of_.emplace(caller, static_cast<int>(s));
+      ForEachNested(c, [&](const HloInstruction* instr) {
+        if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
+          site_of_.emplace(instr, static_cast<int>(s));
+        }
+      });
+      c = caller->parent;
+    }
+    for (const ir::CalledComputation& called : anchor->called_computations()) {
+      if (called.computation == nullptr || called.computation->IsFusionComputation()) continue;
+      ForEachNested(called.computation, [&](const HloInstruction* instr) {
+        if (instr->parent != nullptr && !instr->parent->IsFusionComputation()) {
+          site_of_.emplace(instr, static_cast<int>(s));
+        }
+      });
+    }
+  }
+  // An element taken out of a wrapper call's result (a compact get-tuple-element, without
+  // metadata of its own) belongs to the wrapped site.
+  for (const auto& [computation, indices] : by_computation) {
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode != Opcode::kGetTupleElement || instr->operands.empty() ||
+          site_of_.count(instr) != 0) {
+        continue;
+      }
+      const auto owner = wrapper_of_.find(instr->operands[0]);
+      if (owner != wrapper_of_.end()) site_of_.emplace(instr, owner->second);
+    }
+  }
+  for (const auto& [instr, s] : site_of_) sites_[s].members.insert(instr);
+  for (SiteWork& work : sites_) {
+    if (work.shares_anchor) work.members.insert(work.anchor);
+  }
+  for (SiteWork& work : sites_) {
+    work.site.instruction_count = static_cast<int64_t>(work.members.size());
+  }
+}
+
+}  // namespace spmdsim::passes::rng_internal
