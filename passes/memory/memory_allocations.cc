@@ -1,0 +1,341 @@
+// Which allocation each buffer takes, in XLA's order: arguments, outputs, constants, tuple
+// tables, temporaries reused in allocations they do not overlap (XLA's BufferAssigner).
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "passes/memory/peak_memory_builder.h"
+
+namespace spmdsim::passes::memory_internal {
+
+void PeakMemoryBuilder::ClassifyBuffers() {
+  const auto& buffers = alias_.buffers();
+  kind_.resize(buffers.size());
+  for (const HloBuffer& buffer : buffers) {
+    bool constant = false;
+    bool argument = false;
+    bool tuple = false;
+    for (int32_t id : buffer.values) {
+      const HloValue& value = df_.value(id);
+      const HloInstruction* instr = value.instruction;
+      constant |= instr->opcode == Opcode::kConstant;
+      argument |= instr->opcode == Opcode::kParameter && instr->parent == module_.entry;
+      tuple |= df_.SlotShape(value.slot).IsTuple();
+    }
+    BufferKind kind = BufferKind::kTemp;
+    if (constant) {
+      kind = BufferKind::kConstant;
+    } else if (argument) {
+      kind = BufferKind::kArgument;
+    } else if (tuple) {
+      kind = buffer.live_out ? BufferKind::kTupleOutput : BufferKind::kTupleTemp;
+    } else if (buffer.live_out) {
+      kind = BufferKind::kOutput;
+    }
+    kind_[buffer.id] = kind;
+    const int64_t bytes = BufferBytes(buffer);
+    switch (kind) {
+      case BufferKind::kArgument:
+        result_.argument_bytes = ir::SaturatingAdd(result_.argument_bytes, bytes);
+        if (buffer.live_out) {
+          result_.alias_bytes = ir::SaturatingAdd(result_.alias_bytes, bytes);
+          result_.output_bytes = ir::SaturatingAdd(result_.output_bytes, bytes);
+        }
+        break;
+      case BufferKind::kTupleOutput:
+      case BufferKind::kOutput:
+        result_.output_bytes = ir::SaturatingAdd(result_.output_bytes, bytes);
+        break;
+      case BufferKind::kTemp:
+        ++result_.temp_buffer_count;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void PeakMemoryBuilder::AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const {
+  for (int32_t id : ids) {
+    allocation.values.push_back(id);
+    if (!lr_.HasRange(id)) {
+      allocation.unranged = true;
+      continue;
+    }
+    allocation.timeline.Add(id, lr_.Range(id));
+  }
+}
+
+void PeakMemoryBuilder::AppendPostOrder(const ir::HloComputation* computation,
+                                        std::unordered_map<const HloInstruction*, int64_t>& at,
+                                        int64_t& next) {
+  std::unordered_map<const HloInstruction*, int> state;  // 1 visiting, 2 done
+  std::vector<const HloInstruction*> stack;
+  for (const HloInstruction* start : computation->instructions) {
+    if (!start->users.empty() || state.count(start)) continue;
+    stack.push_back(start);
+    while (!stack.empty()) {
+      const HloInstruction* current = stack.back();
+      auto it = state.find(current);
+      if (it != state.end() && it->second == 2) {
+        stack.pop_back();
+        continue;
+      }
+      if (it != state.end() && it->second == 1) {
+        stack.pop_back();
+        it->second = 2;
+        at[current] = next++;
+        continue;
+      }
+      state[current] = 1;
+      for (auto op = current->operands.rbegin(); op != current->operands.rend(); ++op) {
+        if (!state.count(*op)) stack.push_back(*op);
+      }
+      for (const HloInstruction* pred : current->control_predecessors()) {
+        if (!state.count(pred)) stack.push_back(pred);
+      }
+    }
+  }
+  for (const HloInstruction* instr : computation->instructions) {
+    if (!at.count(instr)) at[instr] = next++;
+  }
+}
+
+std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
+  std::vector<const ir::HloComputation*> post_order;
+  std::unordered_map<const ir::HloComputation*, bool> visited;
+  std::function<void(const ir::HloComputation*)> visit = [&](const ir::HloComputation* c) {
+    if (visited[c]) return;
+    visited[c] = true;
+    for (const HloInstruction* instr : c->instructions) {
+      std::vector<const ir::HloComputation*> callees;
+      if (instr->opcode == Opcode::kWhile) {
+        callees = {instr->Called("body"), instr->Called("condition")};
+      } else {
+        for (const ir::CalledComputation& called : instr->called_computations()) {
+          callees.push_back(called.computation);
+        }
+      }
+      for (const ir::HloComputation* callee : callees) {
+        if (callee != nullptr && df_.Context(callee) == CallContext::kControlFlow) {
+          visit(callee);
+        }
+      }
+    }
+    post_order.push_back(c);
+  };
+  visit(module_.entry);
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
+}
+
+const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
+  if (!xla_value_order_.empty() || df_.values().empty()) return xla_value_order_;
+  std::unordered_map<const HloInstruction*, int64_t> at;
+  int64_t next = 0;
+  for (const ir::HloComputation* computation : module_.computations) {
+    if (df_.Context(computation) == CallContext::kControlFlow) {
+      AppendPostOrder(computation, at, next);
+    }
+  }
+  const auto values = static_cast<int64_t>(df_.values().size());
+  int64_t slots = 1;
+  for (const HloValue& value : df_.values()) {
+    slots = std::max<int64_t>(slots, value.slot - df_.FirstSlot(value.instruction) + 1);
+  }
+  std::vector<int64_t> rank(static_cast<size_t>(2 * values));
+  for (const HloValue& value : df_.values()) {
+    const auto found = at.find(value.instruction);
+    const int64_t position = found == at.end() ? next : found->second;
+    const int64_t within = value.slot - df_.FirstSlot(value.instruction);
+    rank[static_cast<size_t>(value.id)] =
+        value.is_phi ? ir::SaturatingAdd(ir::SaturatingMul(next + 1, slots), value.id)
+                     : ir::SaturatingAdd(ir::SaturatingMul(position, slots), within);
+  }
+  for (int64_t id = 0; id < values; ++id) {
+    rank[static_cast<size_t>(values + id)] = rank[static_cast<size_t>(id)];
+  }
+  xla_value_order_ = std::move(rank);
+  return xla_value_order_;
+}
+
+std::vector<int32_t> PeakMemoryBuilder::AssignmentOrder() const {
+  std::vector<int64_t> position(df_.values().size(), 0);
+  {
+    std::unordered_map<const HloInstruction*, int64_t> at;
+    int64_t next = 0;
+    for (const ir::HloComputation* computation : CallersFirst()) {
+      AppendPostOrder(computation, at, next);
+    }
+    for (const HloValue& value : df_.values()) position[value.id] = at[value.instruction];
+  }
+  std::vector<int64_t> buffer_position(alias_.buffers().size(), INT64_MAX);
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    for (int32_t id : buffer.values) {
+      buffer_position[buffer.id] = std::min(buffer_position[buffer.id], position[id]);
+    }
+  }
+  std::vector<int32_t> order(alias_.buffers().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::vector<int64_t> bytes(order.size());
+  for (const HloBuffer& buffer : alias_.buffers()) bytes[buffer.id] = BufferBytes(buffer);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (bytes[a] != bytes[b]) return bytes[a] > bytes[b];
+    const bool la = alias_.buffers()[a].live_out;
+    const bool lb = alias_.buffers()[b].live_out;
+    if (la != lb) return la;
+    if (buffer_position[a] != buffer_position[b]) return buffer_position[a] < buffer_position[b];
+    return a < b;
+  });
+  return order;
+}
+
+bool PeakMemoryBuilder::CanShareAsOperand(int32_t user_id, int32_t operand_id) const {
+  const HloValue& user = df_.value(user_id);
+  if (user.instruction->opcode == Opcode::kCopy) return false;
+  for (int32_t slot : df_.value(operand_id).positions) {
+    const HloInstruction* at = df_.SlotInstruction(slot);
+    const auto& operands = user.instruction->operands;
+    if (std::find(operands.begin(), operands.end(), at) == operands.end()) continue;
+    if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot, sharing_memo_,
+                                      options_.platform.platform))
+      return true;
+  }
+  return false;
+}
+
+bool PeakMemoryBuilder::Interferes(int32_t new_id, int32_t assigned_id) const {
+  const TimeBound& a = lr_.Range(new_id);
+  const TimeBound& b = lr_.Range(assigned_id);
+  if (a.start > b.end || b.start > a.end) return false;
+  if (a.end == b.start) return !CanShareAsOperand(assigned_id, new_id);
+  if (b.end == a.start) return !CanShareAsOperand(new_id, assigned_id);
+  return true;
+}
+
+bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buffer,
+                                    int64_t bytes) {
+  if (bytes > allocation.size || allocation.readonly || allocation.unranged) return false;
+  if (allocation.space != BufferSpace(buffer)) return false;
+  if (buffer.live_out && allocation.size != bytes) return false;
+  for (int32_t id : buffer.values) {
+    if (!lr_.HasRange(id) || allocation.timeline.StrictlyOverlaps(lr_.Range(id))) return false;
+  }
+  // With no overlap beyond touching ends, only the values that touch a new one can interfere
+  // with it, and only they can be what a copy reads (a value a copy reads is live where the
+  // copy's value starts).
+  for (int32_t id : buffer.values) {
+    const HloInstruction* instr = df_.value(id).instruction;
+    bool conflict = false;
+    allocation.timeline.ForEachTouching(lr_.Range(id), [&](int32_t assigned) {
+      if (conflict) return;
+      if (Interferes(id, assigned)) {
+        conflict = true;
+        return;
+      }
+      if (instr->opcode != Opcode::kCopy) return;
+      for (int32_t slot : df_.value(assigned).positions) {
+        const HloInstruction* at = df_.SlotInstruction(slot);
+        if (std::find(instr->operands.begin(), instr->operands.end(), at) !=
+            instr->operands.end()) {
+          conflict = true;
+          return;
+        }
+      }
+    });
+    if (conflict) return false;
+  }
+  AddValues(allocation, buffer.values);
+  return true;
+}
+
+bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
+  const ShapeIndex index = df_.SlotIndex(value.slot);
+  for (const ir::InputOutputAlias& alias : module_.input_output_alias) {
+    if (alias.parameter_number == value.instruction->parameter_number &&
+        alias.parameter_index == index) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void PeakMemoryBuilder::AssignToExistingAllocations() {
+  std::vector<Allocation> allocations;
+  std::vector<int32_t> allocation_of_buffer(alias_.buffers().size(), -1);
+  std::vector<int32_t> registered;  // allocations later temporaries may reuse
+  for (int32_t buffer_id : AssignmentOrder()) {
+    const HloBuffer& buffer = alias_.buffers()[buffer_id];
+    const int64_t bytes = BufferBytes(buffer);
+    const BufferKind kind = kind_[buffer_id];
+    const auto add = [&](bool readonly) {
+      allocations.push_back(Allocation{bytes, BufferSpace(buffer), readonly, {}, {}, {}});
+      created_.push_back(
+          CreatedAllocation{kind == BufferKind::kTupleTemp, bytes, buffer_id, BufferSpace(buffer)});
+      AddValues(allocations.back(), buffer.values);
+      allocation_of_buffer[buffer_id] = static_cast<int32_t>(allocations.size() - 1);
+      return static_cast<int32_t>(allocations.size() - 1);
+    };
+    if (kind == BufferKind::kConstant || kind == BufferKind::kTupleTemp ||
+        kind == BufferKind::kTupleOutput) {
+      add(/*readonly=*/true);
+      continue;
+    }
+    if (kind == BufferKind::kArgument) {
+      bool aliased = false;
+      for (int32_t id : buffer.values) {
+        const HloValue& value = df_.value(id);
+        if (value.instruction->opcode == Opcode::kParameter &&
+            value.instruction->parent == module_.entry) {
+          aliased = ParameterValueHasAlias(value);
+        }
+      }
+      const int32_t index = add(/*readonly=*/!aliased);
+      if (aliased) registered.push_back(index);
+      continue;
+    }
+    if (!options_.platform.ReusesArgumentAndOutputAllocations()) continue;
+    // An operand's allocation, then the registered ones, newest first.
+    bool placed = false;
+    for (int32_t id : buffer.values) {
+      const HloValue& value = df_.value(id);
+      if (!df_.SlotIsTop(value.slot) || df_.SlotShape(value.slot).IsTuple()) continue;
+      for (const HloInstruction* operand : value.instruction->operands) {
+        const int32_t top = df_.FirstSlot(operand);
+        if (top < 0) continue;
+        for (int32_t operand_value : df_.ValueSet(top)) {
+          const int32_t a = allocation_of_buffer[alias_.BufferIdOf(operand_value)];
+          if (a >= 0 && MaybeAssign(allocations[static_cast<size_t>(a)], buffer, bytes)) {
+            allocation_of_buffer[buffer_id] = a;
+            placed = true;
+            break;
+          }
+        }
+        if (placed) break;
+      }
+      if (placed) break;
+    }
+    for (auto it = registered.rbegin(); !placed && it != registered.rend(); ++it) {
+      if (MaybeAssign(allocations[static_cast<size_t>(*it)], buffer, bytes)) {
+        allocation_of_buffer[buffer_id] = *it;
+        placed = true;
+      }
+    }
+    if (placed) {
+      if (kind == BufferKind::kTemp) {
+        kind_[buffer_id] = BufferKind::kReused;
+        --result_.temp_buffer_count;
+      }
+      continue;
+    }
+    if (kind == BufferKind::kOutput) registered.push_back(add(/*readonly=*/false));
+  }
+}
+
+}  // namespace spmdsim::passes::memory_internal

@@ -1,0 +1,306 @@
+// The heap: the temporaries' live intervals, the best-fit packing, the combined temp
+// allocation, and the heaps of the other memory spaces.
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "passes/memory/peak_memory_builder.h"
+
+namespace spmdsim::passes::memory_internal {
+
+void PeakMemoryBuilder::SimulateHeap() {
+  const int64_t end_time = lr_.EndTime();
+  std::vector<int32_t> to_assign;
+  for (const HloValue& value : df_.values()) {
+    if (IsHeapValue(value.id)) to_assign.push_back(value.id);
+  }
+  std::sort(to_assign.begin(), to_assign.end(), [&](int32_t a, int32_t b) {
+    const TimeBound& ra = lr_.Range(a);
+    const TimeBound& rb = lr_.Range(b);
+    return std::tie(ra.start, ra.end, a) < std::tie(rb.start, rb.end, b);
+  });
+  std::vector<std::vector<int32_t>> defined(static_cast<size_t>(end_time + 1));
+  std::vector<std::vector<int32_t>> freed(static_cast<size_t>(end_time + 1));
+  range_end_.assign(df_.values().size(), -1);
+  // Buffers recomputed late (options_.recompute_values) are not replayed value by value: each
+  // becomes one or two copies, [start, last early read] and [first late read, end].
+  const std::map<int32_t, BufferSplit> splits =
+      active_space_ == 0 ? RecomputeSplits() : std::map<int32_t, BufferSplit>{};
+  // (value named for the copy, size, free time) allocated at each position.
+  std::vector<std::vector<std::tuple<int32_t, int64_t, int64_t>>> copies(
+      static_cast<size_t>(end_time + 1));
+  for (const auto& [buffer_id, split] : splits) {
+    if (split.early_end >= split.start) {
+      copies[static_cast<size_t>(split.start)].emplace_back(split.value, split.bytes,
+                                                            split.early_end);
+    }
+    copies[static_cast<size_t>(split.late_start)].emplace_back(split.value, split.bytes,
+                                                               std::min(split.end, end_time));
+  }
+  for (int32_t id : to_assign) {
+    const TimeBound& range = lr_.Range(id);
+    if (splits.count(alias_.BufferIdOf(id)) != 0) {
+      range_end_[id] = -2;  // never allocated: nothing shares its space
+      continue;
+    }
+    defined[static_cast<size_t>(range.start)].push_back(id);
+    freed[static_cast<size_t>(std::min(range.end, end_time))].push_back(id);
+    range_end_[id] = range.end;
+  }
+  std::vector<std::vector<int32_t>> copies_freed(static_cast<size_t>(end_time + 1));
+  const auto first_copy_id = static_cast<int32_t>(df_.values().size());
+  interval_of_value_.assign(df_.values().size(), -1);
+  std::vector<int32_t> first_allocated(alias_.buffers().size(), -1);
+  step_live_.assign(static_cast<size_t>(end_time + 1), 0);
+
+  // Every heap tick taken at position t maps back to t.
+  const auto record_tick = [&](int64_t t) {
+    while (static_cast<int64_t>(tick_time_.size()) < recorder_.ticks()) tick_time_.push_back(t);
+  };
+  for (int64_t t = 0; t <= end_time; ++t) {
+    auto& frees = freed[static_cast<size_t>(t)];
+    for (int32_t id : defined[static_cast<size_t>(t)]) {
+      const HloValue& value = df_.value(id);
+      const HloBuffer& buffer = alias_.BufferOf(id);
+      const int64_t size = BufferBytes(buffer);
+      if (first_allocated[buffer.id] >= 0) {
+        interval_of_value_[id] =
+            recorder_.ShareWith(id, interval_of_value_[first_allocated[buffer.id]], size);
+        record_tick(t);
+        continue;
+      }
+      bool shared = false;
+      if (buffer.values.size() == 1) shared = TryShareOperand(value, t, frees, size);
+      if (!shared) {
+        interval_of_value_[id] = recorder_.Alloc(id, size);
+        first_allocated[buffer.id] = id;
+      }
+      record_tick(t);
+    }
+    for (const auto& [id, size, end] : copies[static_cast<size_t>(t)]) {
+      // A copy's interval id is past every value's: `first_copy_id + value`.
+      const int32_t interval = recorder_.Alloc(first_copy_id + id, size);
+      if (interval >= 0) copies_freed[static_cast<size_t>(end)].push_back(interval);
+      record_tick(t);
+    }
+    step_live_[static_cast<size_t>(t)] = recorder_.live_bytes();
+    for (int32_t id : frees) recorder_.Free(interval_of_value_[id]);
+    for (int32_t interval : copies_freed[static_cast<size_t>(t)]) recorder_.Free(interval);
+    record_tick(t);
+  }
+  result_.max_live_temp_bytes = recorder_.peak_live_bytes();
+}
+
+std::map<int32_t, PeakMemoryBuilder::BufferSplit> PeakMemoryBuilder::RecomputeSplits() {
+  std::map<int32_t, BufferSplit> splits;
+  if (options_.recompute_values.empty() || !options_.late_reader) return splits;
+  if (df_.values().size() > static_cast<size_t>(INT32_MAX / 2)) return splits;
+  std::set<int32_t> candidates;
+  std::map<int32_t, int32_t> named_by;
+  for (const HloValue& value : df_.values()) {
+    if (options_.recompute_values.count(df_.ValueName(value)) == 0 || !IsHeapValue(value.id))
+      continue;
+    const int32_t buffer = alias_.BufferIdOf(value.id);
+    if (candidates.insert(buffer).second) named_by[buffer] = value.id;
+  }
+  for (int32_t buffer_id : candidates) {
+    const HloBuffer& buffer = alias_.buffers()[buffer_id];
+    std::set<const HloInstruction*> defining;
+    for (int32_t id : buffer.values) defining.insert(df_.value(id).instruction);
+    BufferSplit split;
+    split.value = named_by[buffer_id];
+    split.bytes = BufferBytes(buffer);
+    split.start = INT64_MAX;
+    int64_t late = INT64_MAX;
+    bool ok = true;
+    for (int32_t id : buffer.values) {
+      if (!IsHeapValue(id)) {
+        ok = false;
+        break;
+      }
+      const TimeBound& range = lr_.Range(id);
+      split.start = std::min(split.start, range.start);
+      split.end = std::max(split.end, range.end);
+      split.early_end = std::max(split.early_end, range.start);
+      for (const HloUse& use : df_.value(id).uses) {
+        if (defining.count(use.user) != 0) continue;
+        const int64_t t = lr_.TimeOf(use.user);
+        if (t < 0) continue;
+        if (options_.late_reader(*use.user)) {
+          late = std::min(late, t);
+        } else {
+          split.early_end = std::max(split.early_end, t);
+        }
+      }
+    }
+    if (!ok || late == INT64_MAX || late <= split.early_end + 1) continue;
+    split.late_start = late;
+    splits[buffer_id] = split;
+    result_.recomputed.push_back(
+        {df_.ValueName(df_.value(split.value)), split.bytes, split.early_end, split.late_start});
+  }
+  return splits;
+}
+
+bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t,
+                                        std::vector<int32_t>& frees, int64_t size) {
+  const HloInstruction* instr = value.instruction;
+  if (instr->opcode == Opcode::kCopy) return false;
+  for (const HloInstruction* operand : instr->operands) {
+    const int32_t operand_top = df_.FirstSlot(operand);
+    if (operand_top < 0) continue;
+    for (int32_t operand_id : df_.ValueSet(operand_top)) {
+      if (alias_.BufferOf(operand_id).values.size() > 1) continue;
+      if (!lr_.HasRange(operand_id) || range_end_[operand_id] != t) continue;
+      if (!IsHeapValue(operand_id)) continue;
+      auto it = std::find(frees.begin(), frees.end(), operand_id);
+      if (it == frees.end()) continue;
+      const HloValue& operand_value = df_.value(operand_id);
+      const HloInstruction* defining = operand_value.instruction;
+      if (std::find(instr->operands.begin(), instr->operands.end(), defining) ==
+          instr->operands.end()) {
+        continue;
+      }
+      if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr, value.slot,
+                                         sharing_memo_, options_.platform.platform)) {
+        continue;
+      }
+      recorder_.Free(interval_of_value_[operand_id]);
+      frees.erase(it);
+      interval_of_value_[value.id] =
+          recorder_.ShareWith(value.id, interval_of_value_[operand_id], size);
+      range_end_[operand_id] = lr_.Range(value.id).end;
+      return true;
+    }
+  }
+  return false;
+}
+
+void PeakMemoryBuilder::PackHeap() {
+  HeapPackOptions pack;
+  pack.alignment = options_.platform.TempAlignment(active_space_);
+  pack.buffer_rank = XlaValueOrder();
+  packed_ = PackBestFit(recorder_.intervals(), pack);
+  result_.heap_bytes = packed_.heap_size;
+  result_.packing_order = PackingOrderName(packed_.chosen);
+  result_.spatial_heap_bytes = packed_.spatial_heap_size;
+  result_.temporal_heap_bytes = packed_.temporal_heap_size;
+  if (!options_.record_placements) return;
+  const auto& intervals = recorder_.intervals();
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (static_cast<size_t>(intervals[i].buffer) >= df_.values().size()) continue;  // a copy
+    const HloValue& value = df_.value(intervals[i].buffer);
+    result_.placements.push_back(Placement{
+        std::string(value.instruction->name) + ShapeIndexToString(df_.SlotIndex(value.slot)),
+        packed_.offsets[i], intervals[i].size});
+  }
+}
+
+void PeakMemoryBuilder::CombineTemp() {
+  std::vector<CreatedAllocation> order;
+  for (const CreatedAllocation& a : created_) {
+    if (a.space == 0) order.push_back(a);
+  }
+  if (result_.heap_bytes > 0) order.push_back(CreatedAllocation{true, result_.heap_bytes, -1, 0});
+  order.resize(order.size() + static_cast<size_t>(ThreadLocalAllocationCount()));
+  size_t first = 0;
+  size_t last = order.size();
+  while (true) {
+    while (first != last && !order[first].temp) ++first;
+    if (first == last) break;
+    --last;
+    while (first != last && order[last].temp) --last;
+    if (first == last) break;
+    std::swap(order[first], order[last]);
+    ++first;
+  }
+  const int64_t alignment = options_.platform.TempAlignment(0);
+  int64_t size = 0;
+  bool any = false;
+  for (size_t k = first; k < order.size(); ++k) {
+    const CreatedAllocation& a = order[k];
+    if (!a.temp) continue;
+    const int64_t base = any ? AlignUp(size, alignment) : 0;
+    if (a.buffer < 0) heap_base_ = base;
+    size = ir::SaturatingAdd(base, a.bytes);
+    any = true;
+  }
+  result_.temp_bytes = size;
+  // What the tables add to temp, the alignment between the pieces included.
+  result_.tuple_table_bytes = size - result_.heap_bytes;
+  for (Placement& placement : result_.placements) {
+    placement.offset = ir::SaturatingAdd(placement.offset, heap_base_);
+  }
+}
+
+int64_t PeakMemoryBuilder::ThreadLocalAllocationCount() const {
+  std::set<const ir::HloComputation*> fused;
+  for (const ir::HloComputation* computation : module_.computations) {
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode == Opcode::kFusion) fused.insert(instr->Called("calls"));
+    }
+  }
+  const std::function<int64_t(const ir::Shape&)> slots = [&](const ir::Shape& shape) {
+    int64_t n = 1;
+    for (const ir::Shape& element : shape.tuple_shapes()) n += slots(element);
+    return n;
+  };
+  int64_t count = 0;
+  for (const ir::HloComputation* computation : module_.computations) {
+    if (df_.Context(computation) != CallContext::kEmbedded || fused.count(computation)) continue;
+    for (const HloInstruction* instr : computation->instructions) {
+      if (instr->opcode == Opcode::kBitcast || instr->opcode == Opcode::kGetTupleElement) {
+        continue;  // they name their operand's buffer
+      }
+      count += instr->opcode == Opcode::kTuple ? 1 : slots(instr->shape);
+    }
+  }
+  return count;
+}
+
+void PeakMemoryBuilder::SimulateOtherSpace(int64_t space) {
+  active_space_ = space;
+  SimulateHeap();
+  HeapPackOptions pack;
+  pack.alignment = options_.platform.TempAlignment(space);
+  pack.buffer_rank = XlaValueOrder();
+  const HeapPackResult packed = PackBestFit(recorder_.intervals(), pack);
+  MemorySpaceUsage usage;
+  usage.space = space;
+  usage.name = options_.platform.MemorySpaceName(space);
+  usage.temp_bytes = packed.heap_size;
+  if (space == 0) {
+    // The default memory's temp allocation also holds the tuple tables.
+    const int64_t heap = result_.heap_bytes;
+    result_.heap_bytes = packed.heap_size;
+    CombineTemp();
+    usage.temp_bytes = result_.temp_bytes;
+    result_.heap_bytes = heap;
+    result_.temp_bytes = 0;
+    result_.tuple_table_bytes = 0;
+  }
+  usage.max_live_bytes = recorder_.peak_live_bytes();
+  for (const HloValue& value : df_.values()) usage.value_count += IsHeapValue(value.id) ? 1 : 0;
+  result_.memory_spaces.push_back(std::move(usage));
+  recorder_ = HeapRecorder();
+  tick_time_.clear();
+}
+
+std::set<int64_t> PeakMemoryBuilder::OtherMemorySpaces() const {
+  std::set<int64_t> spaces;
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    if (kind_[buffer.id] != BufferKind::kTemp) continue;
+    spaces.insert(BufferSpace(buffer));
+  }
+  if (options_.memory_space == 0) spaces.erase(0);
+  spaces.erase(options_.memory_space);
+  return spaces;
+}
+
+}  // namespace spmdsim::passes::memory_internal

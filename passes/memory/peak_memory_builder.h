@@ -1,0 +1,226 @@
+// Internal to passes/memory/: the state and steps of the peak-memory analysis (XLA's buffer
+// assignment replayed), shared by the files that implement it: memory_allocations.cc (which
+// allocation each buffer takes), memory_heap_packing.cc (the heap, the combined temp allocation,
+// other memory spaces) and memory_analysis.cc (the run, the peak, the listing, the curve).
+// Nothing outside those files includes this; the API is memory_analysis.h.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "ir/c_unescape.h"
+#include "ir/checked_math.h"
+#include "passes/memory/allocation_timeline.h"
+#include "passes/memory/buffer_alias_analysis.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/buffer_sharing_rules.h"
+#include "passes/memory/live_range_analysis.h"
+#include "passes/memory/memory_analysis.h"
+#include "passes/sharding/sharding_sizes.h"
+
+namespace spmdsim::passes::memory_internal {
+
+using ir::HloInstruction;
+using ir::Opcode;
+
+// What XLA's buffer assignment makes of an HloBuffer.
+enum class BufferKind : uint8_t {
+  kConstant,     // constant allocation: not in memory_analysis()
+  kArgument,     // entry parameter allocation
+  kTupleTemp,    // tuple-shaped, appended to the temp allocation
+  kTupleOutput,  // tuple-shaped and live out (the root tuple table)
+  kOutput,       // live out
+  kTemp,         // packed into the heap
+  kReused,       // a temporary placed in an argument or output allocation it does not overlap
+};
+
+// "file.py:123" of an instruction: its metadata's source, else its stack frame's.
+std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr);
+
+class PeakMemoryBuilder {
+ public:
+  PeakMemoryBuilder(ModuleAnalyses& analyses, const MemoryAnalysisOptions& options)
+      : module_(analyses.module()),
+        options_(options),
+        df_(analyses.Dataflow()),
+        alias_(analyses.Alias()),
+        lr_(analyses.LiveRanges()) {
+    if (options_.per_device_from_shardings) {
+      sharding_ = std::make_unique<ShardingSizes>(ShardingSizes::Compute(df_, lr_.sequence()));
+    }
+  }
+
+  PeakMemoryResult Build();
+
+ private:
+  int64_t SlotBytes(int32_t slot) const {
+    return sharding_ != nullptr ? sharding_->SlotBytes(slot)
+                                : options_.platform.BufferBytes(df_.SlotShape(slot));
+  }
+  int64_t ValueSpace(int32_t value_id) const {
+    return options_.platform.MemorySpaceOf(df_.SlotShape(df_.value(value_id).slot));
+  }
+  // XLA gives all values of one buffer the same color; the first value's space stands for all.
+  int64_t BufferSpace(const HloBuffer& buffer) const {
+    return buffer.values.empty() ? 0 : ValueSpace(buffer.values.front());
+  }
+
+  // The memory spaces holding temporaries, but the reported one (the default memory among them
+  // when another is reported).
+  std::set<int64_t> OtherMemorySpaces() const;
+
+  // Packs the temporaries of memory space `space` into their own heap and records its size.
+  void SimulateOtherSpace(int64_t space);
+  int64_t ValueBytes(int32_t value_id) const { return SlotBytes(df_.value(value_id).slot); }
+  int64_t BufferBytes(const HloBuffer& buffer) const {
+    int64_t size = 0;
+    for (int32_t id : buffer.values) size = std::max(size, ValueBytes(id));
+    return size;
+  }
+
+  void ClassifyBuffers();
+
+  // --- Reuse of argument and output allocations (BufferAssigner::AssignSingleHloBuffer) ---------
+  //
+  // Before temporaries go to the heap, XLA visits every buffer, largest first (live-out ones
+  // first among equals, then in program order), and gives a temporary the space of an existing
+  // allocation when their live ranges do not overlap: an operand's allocation first, then any
+  // donated parameter or output allocation made so far. Only allocations at least as large
+  // qualify, and an output allocation only takes buffers of exactly its size if they live out.
+
+  struct Allocation {
+    int64_t size = 0;
+    int64_t space = 0;      // memory space (XLA's buffer color)
+    bool readonly = false;  // a parameter that is not donated
+    std::vector<int32_t> values;
+    bool unranged = false;  // holds a value without a live range: nothing else goes in
+    AllocationTimeline timeline;
+  };
+
+  void AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const;
+
+  // XLA's HloComputation::MakeInstructionPostOrder: depth-first from each instruction without
+  // users, control predecessors first, then operands in order.
+  static void AppendPostOrder(const ir::HloComputation* computation,
+                              std::unordered_map<const HloInstruction*, int64_t>& at,
+                              int64_t& next);
+
+  // Control-flow computations callers first (the reverse of a post order of the call graph in
+  // which callees are visited in instruction order, a while's body before its condition).
+  std::vector<const ir::HloComputation*> CallersFirst() const;
+
+  // Each value's rank in the order XLA's dataflow analysis creates HloValues (their ids, which
+  // break the heap's ties): computations in the module's order (XLA prints them in
+  // MakeComputationPostOrder's order, callees first), each one's instructions in
+  // MakeInstructionPostOrder's, the values of one instruction by shape index; the phis come after
+  // them all, as XLA makes them while propagating. Intervals of recomputed copies (ids past the
+  // values) rank as the value they copy.
+  const std::vector<int64_t>& XlaValueOrder();
+
+  std::vector<int32_t> AssignmentOrder() const;
+
+  // May `user_id`'s value take over `operand_id`'s space where one ends as the other starts?
+  bool CanShareAsOperand(int32_t user_id, int32_t operand_id) const;
+
+  bool Interferes(int32_t new_id, int32_t assigned_id) const;
+
+  bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes);
+
+  bool ParameterValueHasAlias(const HloValue& value) const;
+
+  void AssignToExistingAllocations();
+
+  bool IsHeapValue(int32_t value_id) const {
+    const int32_t buffer = alias_.BufferIdOf(value_id);
+    return kind_[buffer] == BufferKind::kTemp && lr_.HasRange(value_id) &&
+           BufferSpace(alias_.buffers()[buffer]) == active_space_;
+  }
+
+  // Replays the schedule as XLA's HeapSimulator::RunComputation does: at each position, the
+  // values defined there are allocated (or share an aliased value's or a dying operand's
+  // space), then the values whose live range ends there are freed.
+  void SimulateHeap();
+
+  struct BufferSplit {
+    int32_t value = 0;  // the recompute_values value that named the buffer
+    int64_t bytes = 0;
+    int64_t start = 0;       // first definition of any of its values
+    int64_t early_end = -1;  // last early read (or definition); < start: none
+    int64_t late_start = 0;  // first late read
+    int64_t end = 0;
+  };
+
+  // The temp buffers holding a value of options_.recompute_values that a late reader reads: freed
+  // after their last early read (or their definitions, e.g. a whole while loop), and copied again
+  // at their first late read. A read is a use by an instruction that does not itself define a
+  // value of the same buffer (a loop's own body and init tuple are the buffer, not its readers).
+  std::map<int32_t, BufferSplit> RecomputeSplits();
+
+  bool TryShareOperand(const HloValue& value, int64_t t, std::vector<int32_t>& frees, int64_t size);
+
+  void PackHeap();
+
+  static int64_t AlignUp(int64_t value, int64_t alignment) {
+    if (alignment <= 1) return value;
+    return ir::SaturatingAdd(value, alignment - 1) / alignment * alignment;
+  }
+
+  // XLA's combined temp allocation of the default memory space (BufferAssignment::
+  // CombineTempAllocations): the temp allocations placed end to end, each at the platform's
+  // alignment, in the order std::partition leaves them when it moves them behind the others.
+  // The allocations are, in the order XLA makes them: those of AssignBuffersForComputations (in
+  // AssignToExistingAllocations' order; the tuple tables are temps), the heap, then one per
+  // buffer of the thread-local computations (reducers, comparators). std::partition (libstdc++
+  // and libc++ alike) swaps the first temp from the front with the last other allocation from
+  // the back until the two meet, so where the heap lands among the tables depends on them all.
+  void CombineTemp();
+
+  // Buffers of the computations XLA assigns thread-local allocations (embedded computations
+  // that are not fusions: reducers, comparators, map functions): one allocation each.
+  int64_t ThreadLocalAllocationCount() const;
+
+  LiveBuffer Describe(int32_t value_id, int64_t size, const char* kind) const;
+
+  void ListLiveAtPeak();
+
+  // The value an output buffer holds at the end: the one defined last.
+  int32_t OutputHolder(const HloBuffer& buffer) const;
+
+  void BuildTimeline();
+
+  const ir::HloModule& module_;
+  const MemoryAnalysisOptions& options_;
+  const DataflowAnalysis& df_;
+  mutable SharingRuleMemo sharing_memo_;  // a cache: const queries fill it
+  const AliasAnalysis& alias_;
+  const LiveRangeAnalysis& lr_;
+  std::unique_ptr<ShardingSizes> sharding_;
+  std::vector<BufferKind> kind_;
+  HeapRecorder recorder_;
+  std::vector<int64_t> range_end_;
+  std::vector<int32_t> interval_of_value_;
+  std::vector<int64_t> tick_time_;  // schedule position of each heap tick
+  std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
+  HeapPackResult packed_;
+  int64_t active_space_ = 0;              // the memory space SimulateHeap replays
+  std::vector<int64_t> xla_value_order_;  // XlaValueOrder(), worked out once
+  // The allocations AssignToExistingAllocations made, in XLA's order.
+  struct CreatedAllocation {
+    bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
+    int64_t bytes = 0;
+    int32_t buffer = -1;  // -1: the heap
+    int64_t space = 0;
+  };
+  std::vector<CreatedAllocation> created_;
+  int64_t heap_base_ = 0;  // where the heap starts in the combined temp allocation
+  PeakMemoryResult result_;
+};
+
+}  // namespace spmdsim::passes::memory_internal
