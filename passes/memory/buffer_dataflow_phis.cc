@@ -1,0 +1,195 @@
+// The dataflow after propagation: phi simplification (XLA's PhiGraph), compaction of the
+// values, and each value's positions and uses.
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <unordered_set>
+
+#include "passes/memory/dataflow_builder.h"
+
+namespace spmdsim::passes {
+
+const HloInstruction* DataflowBuilder::ParameterOf(const HloComputation* computation, size_t n) {
+  return n < computation->parameters.size() ? computation->parameters[n] : nullptr;
+}
+
+int32_t DataflowBuilder::NodeFor(int32_t value_id) {
+  auto it = node_of_value_.find(value_id);
+  if (it != node_of_value_.end()) return it->second;
+  const auto node = static_cast<int32_t>(nodes_.size());
+  nodes_.push_back(PhiNode{false, false, value_id, {}, {}});
+  node_of_value_[value_id] = node;
+  values_of_node_[node].push_back(value_id);
+  return node;
+}
+
+void DataflowBuilder::RegisterPhi(int32_t phi, const std::vector<int32_t>& inputs) {
+  const int32_t node = NodeFor(phi);
+  nodes_[node].is_phi = true;
+  nodes_[node].operands.clear();
+  for (int32_t input : inputs) {
+    const int32_t input_node = NodeFor(input);
+    nodes_[node].operands.push_back(input_node);
+  }
+}
+
+bool DataflowBuilder::PhiInputsEqual(int32_t phi, const std::vector<int32_t>& inputs) {
+  std::vector<int32_t> existing;
+  for (int32_t operand : nodes_[NodeFor(phi)].operands) {
+    existing.push_back(nodes_[operand].value_id);
+  }
+  std::vector<int32_t> wanted = inputs;
+  std::sort(existing.begin(), existing.end());
+  existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  return existing == wanted;
+}
+
+void DataflowBuilder::ReplaceNodeWith(int32_t node, int32_t replace) {
+  if (nodes_[node].dead) return;
+  if (nodes_[replace].dead) {
+    ReplaceNodeWith(node, node_of_value_[nodes_[replace].value_id]);
+    return;
+  }
+  for (int32_t user : nodes_[node].users) {
+    std::replace(nodes_[user].operands.begin(), nodes_[user].operands.end(), node, replace);
+  }
+  for (int32_t operand : nodes_[node].operands) {
+    std::replace(nodes_[operand].users.begin(), nodes_[operand].users.end(), node, replace);
+  }
+  for (int32_t value_id : values_of_node_[node]) node_of_value_[value_id] = replace;
+  auto& moved = values_of_node_[node];
+  auto& target = values_of_node_[replace];
+  target.insert(target.end(), moved.begin(), moved.end());
+  moved.clear();
+  nodes_[node].dead = true;
+}
+
+void DataflowBuilder::OptimizePhiGraph() {
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    for (int32_t operand : nodes_[n].operands) {
+      nodes_[operand].users.push_back(static_cast<int32_t>(n));
+    }
+  }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::unordered_set<int32_t> checked_for_closure;
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      const auto node = static_cast<int32_t>(n);
+      if (!nodes_[node].is_phi || nodes_[node].dead) continue;
+      auto& operands = nodes_[node].operands;
+      operands.erase(std::remove(operands.begin(), operands.end(), node), operands.end());
+      auto& users = nodes_[node].users;
+      users.erase(std::remove(users.begin(), users.end(), node), users.end());
+      if (operands.empty()) continue;
+      const int32_t first = operands[0];
+      if (std::all_of(operands.begin(), operands.end(),
+                      [first](int32_t o) { return o == first; })) {
+        ReplaceNodeWith(node, first);
+        changed = true;
+        continue;
+      }
+      if (checked_for_closure.count(node)) continue;
+      std::unordered_set<int32_t> workset;
+      std::vector<int32_t> workset_order;
+      std::queue<int32_t> worklist;
+      int32_t non_phi = -1;
+      bool several = false;
+      worklist.push(node);
+      while (!worklist.empty()) {
+        const int32_t todo = worklist.front();
+        worklist.pop();
+        if (workset.count(todo)) continue;
+        checked_for_closure.insert(todo);
+        workset.insert(todo);
+        workset_order.push_back(todo);
+        for (int32_t operand : nodes_[todo].operands) worklist.push(operand);
+        if (!nodes_[todo].is_phi) {
+          if (non_phi >= 0 && non_phi != todo) {
+            several = true;
+            break;
+          }
+          non_phi = todo;
+        }
+      }
+      if (several || non_phi < 0) continue;
+      for (int32_t member : workset_order) {
+        if (!nodes_[member].is_phi) continue;
+        ReplaceNodeWith(member, non_phi);
+        changed = true;
+      }
+    }
+  }
+}
+
+void DataflowBuilder::OptimizePhis() {
+  if (nodes_.empty()) return;
+  OptimizePhiGraph();
+  for (auto& set : a_.value_sets_) {
+    if (set.size() != 1 || !a_.values_[set[0]].is_phi) continue;
+    auto it = node_of_value_.find(set[0]);
+    if (it == node_of_value_.end()) continue;
+    const int32_t optimized = nodes_[it->second].value_id;
+    if (optimized != set[0]) {
+      deleted_[set[0]] = true;
+      set = {optimized};
+    }
+  }
+}
+
+void DataflowBuilder::Compact() {
+  std::vector<int32_t> new_id(a_.values_.size(), -1);
+  std::vector<HloValue> kept;
+  for (HloValue& value : a_.values_) {
+    if (deleted_[value.id]) continue;
+    new_id[value.id] = static_cast<int32_t>(kept.size());
+    value.id = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(value));
+  }
+  a_.values_ = std::move(kept);
+  for (auto& set : a_.value_sets_) {
+    for (int32_t& id : set) id = new_id[id];
+    set.erase(std::remove(set.begin(), set.end(), -1), set.end());
+    std::sort(set.begin(), set.end());
+  }
+}
+
+void DataflowBuilder::ComputePositionsAndUses() {
+  for (HloValue& value : a_.values_) value.positions.push_back(value.slot);
+  for (const HloComputation* computation : a_.control_flow_) {
+    for (const HloInstruction* instr : computation->instructions) {
+      const int32_t first = First(instr);
+      for (int32_t s = first; s < first + Count(instr); ++s) {
+        for (int32_t id : a_.value_sets_[s]) {
+          if (a_.values_[id].instruction != instr) a_.values_[id].positions.push_back(s);
+        }
+      }
+    }
+  }
+  const HloInstruction* entry_root = a_.module_->entry->root;
+  for (HloValue& value : a_.values_) {
+    std::vector<const HloInstruction*> roots;
+    for (int32_t slot : value.positions) {
+      const HloInstruction* at = a_.slot_instr_[slot];
+      if (at == at->parent->root) roots.push_back(at);
+      if (at == entry_root) value.live_out = true;
+    }
+    for (int32_t slot : value.positions) {
+      const HloInstruction* at = a_.slot_instr_[slot];
+      const ShapeIndex index = a_.SlotIndex(slot);
+      for (const HloInstruction* user : at->users) {
+        const bool root_use = user == user->parent->root &&
+                              std::find(roots.begin(), roots.end(), user) != roots.end();
+        if (!MayUseOperandValue(index, *user) && !root_use) continue;
+        for (size_t i = 0; i < user->operands.size(); ++i) {
+          if (user->operands[i] != at) continue;
+          value.uses.push_back(HloUse{user, static_cast<int32_t>(i), slot});
+        }
+      }
+    }
+  }
+}
+
+}  // namespace spmdsim::passes
