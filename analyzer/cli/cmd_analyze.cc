@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/memory_view.h"
@@ -24,31 +25,22 @@ struct AnalyzeOptions {
 int RunAnalyze(const AnalyzeOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
-  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-  bool first = true;
-  for (const dump::ModuleInput& input : loaded.modules) {
-    passes::MemoryAnalysisOptions analysis;
-    analysis.timeline_points = options.timeline_points;
-    analysis.memory_space = options.memory_space;
-    analysis.per_device_from_shardings =
-        options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
-    Progress::Get().Update(std::string(input.module->name) + ": memory");
-    const MemoryReport report = BuildMemoryReport(input, analysis);
-    Progress::Get().Clear();
-    if (options.input.format == "json") {
-      nlohmann::ordered_json module = ModuleIdentityJson(input);
-      module["memory"] = MemoryToJson(report);
-      modules.push_back(std::move(module));
-    } else {
-      if (!first) std::cout << "\n";
-      PrintMemoryText(input, report, std::cout, {options.live_buffers});
-    }
-    first = false;
-  }
-  if (options.input.format == "json") {
-    PrintModulesJson(std::move(modules), std::cout);
-  }
-  return kExitOk;
+  return WriteEachModule(loaded.modules, options.input.format, std::cout,
+                         [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
+                             std::ostream* text) {
+                           passes::MemoryAnalysisOptions analysis;
+                           analysis.timeline_points = options.timeline_points;
+                           analysis.memory_space = options.memory_space;
+                           analysis.per_device_from_shardings =
+                               options.sizes == "sharded" ||
+                               (options.sizes == "auto" && IsUnpartitioned(input));
+                           Progress::Get().Update(std::string(input.module->name) + ": memory");
+                           const MemoryReport report = BuildMemoryReport(input, analysis);
+                           Progress::Get().Clear();
+                           if (json != nullptr) (*json)["memory"] = MemoryToJson(report);
+                           if (text != nullptr)
+                             PrintMemoryText(input, report, *text, {options.live_buffers});
+                         });
 }
 
 }  // namespace

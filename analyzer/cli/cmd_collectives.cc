@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/model/topology_choice.h"
@@ -74,46 +75,39 @@ int RunCollectives(const CollectivesOptions& options) {
     std::cerr << "error: " << error << "\n";
     return kExitUsage;
   }
-  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-  bool first = true;
-  for (size_t i = 0; i < loaded.modules.size(); ++i) {
-    const dump::ModuleInput& input = loaded.modules[i];
-    const TopologyChoice& topology = (*topologies)[i];
-    passes::CollectiveOptions analysis;
-    analysis.topology = &topology.topology;
-    Progress::Get().Update(std::string(input.module->name) + ": collectives");
-    const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
-    std::optional<passes::CollectivePrediction> prediction;
-    std::optional<passes::PredictionComparison> comparison;
-    PredictionReport report;
-    if (IsUnpartitioned(input)) {
-      prediction = passes::PredictCollectives(*input.module);
-      report.prediction = &*prediction;
-      std::vector<dump::ModuleInput> extra;
-      if (const dump::ModuleInput* after = FindAfterModule(input, loaded.modules, extra)) {
-        comparison =
-            passes::ComparePrediction(*prediction, passes::AnalyzeCollectives(*after->module));
-        report.comparison = &*comparison;
-        report.actual_path = after->path;
-      }
-    }
-    Progress::Get().Clear();
-    if (options.input.format == "json") {
-      nlohmann::ordered_json module = ModuleIdentityJson(input);
-      module["collectives"] = CollectivesToJson(result, &topology);
-      if (prediction) AddPredictionJson(report, module["collectives"]);
-      modules.push_back(std::move(module));
-    } else {
-      if (!first) std::cout << "\n";
-      PrintCollectivesText(input, result, std::cout, {options.max_ops, &topology});
-      if (prediction) PrintPredictionText(report, std::cout, {options.max_ops});
-    }
-    first = false;
-  }
-  if (options.input.format == "json") {
-    PrintModulesJson(std::move(modules), std::cout);
-  }
-  return kExitOk;
+  return WriteEachModule(
+      loaded.modules, options.input.format, std::cout,
+      [&](size_t i, const dump::ModuleInput& input, nlohmann::ordered_json* json,
+          std::ostream* text) {
+        const TopologyChoice& topology = (*topologies)[i];
+        passes::CollectiveOptions analysis;
+        analysis.topology = &topology.topology;
+        Progress::Get().Update(std::string(input.module->name) + ": collectives");
+        const passes::CollectiveResult result = passes::AnalyzeCollectives(*input.module, analysis);
+        std::optional<passes::CollectivePrediction> prediction;
+        std::optional<passes::PredictionComparison> comparison;
+        PredictionReport report;
+        if (IsUnpartitioned(input)) {
+          prediction = passes::PredictCollectives(*input.module);
+          report.prediction = &*prediction;
+          std::vector<dump::ModuleInput> extra;
+          if (const dump::ModuleInput* after = FindAfterModule(input, loaded.modules, extra)) {
+            comparison =
+                passes::ComparePrediction(*prediction, passes::AnalyzeCollectives(*after->module));
+            report.comparison = &*comparison;
+            report.actual_path = after->path;
+          }
+        }
+        Progress::Get().Clear();
+        if (json != nullptr) {
+          (*json)["collectives"] = CollectivesToJson(result, &topology);
+          if (prediction) AddPredictionJson(report, (*json)["collectives"]);
+        }
+        if (text != nullptr) {
+          PrintCollectivesText(input, result, *text, {options.max_ops, &topology});
+          if (prediction) PrintPredictionText(report, *text, {options.max_ops});
+        }
+      });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/module_platform.h"
 #include "analyzer/model/module_stage.h"
@@ -43,37 +44,28 @@ void AddRematWhatIf(const dump::ModuleInput& input, passes::ModuleAnalyses& anal
 int RunRngSites(const RngSitesOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
-  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   RngSitesViewOptions view;
   view.show_key_sites = options.all;
   view.buffers_per_site = options.buffers;
-  bool first = true;
-  for (const dump::ModuleInput& input : loaded.modules) {
-    Progress::Get().Update(std::string(input.module->name) + ": rng sites");
-    passes::RngSiteOptions rng_options;
-    rng_options.stage = StageHintOf(input);
-    passes::ModuleAnalyses analyses(*input.module);
-    passes::RngSiteResult result = passes::AnalyzeRngSites(analyses, rng_options);
-    AddRematWhatIf(input, analyses, result);
-    Progress::Get().Clear();
-    if (options.input.format == "json") {
-      nlohmann::ordered_json module = ModuleIdentityJson(input);
-      module["num_partitions"] = result.num_partitions;
-      nlohmann::ordered_json rng = RngSitesToJson(result);
-      module["findings"] = rng["findings"];
-      module["rng"] = std::move(rng);
-      modules.push_back(std::move(module));
-    } else {
-      if (!first) std::cout << "\n";
-      PrintRngSitesText(input, result, view, std::cout);
-    }
-    first = false;
-  }
-  if (options.input.format == "json") {
-    PrintModulesJson(std::move(modules), std::cout);
-  }
-  std::cout.flush();
-  return std::cout.good() ? kExitOk : kExitUsage;
+  return WriteEachModule(loaded.modules, options.input.format, std::cout,
+                         [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
+                             std::ostream* text) {
+                           Progress::Get().Update(std::string(input.module->name) + ": rng sites");
+                           passes::RngSiteOptions rng_options;
+                           rng_options.stage = StageHintOf(input);
+                           passes::ModuleAnalyses analyses(*input.module);
+                           passes::RngSiteResult result =
+                               passes::AnalyzeRngSites(analyses, rng_options);
+                           AddRematWhatIf(input, analyses, result);
+                           Progress::Get().Clear();
+                           if (json != nullptr) {
+                             (*json)["num_partitions"] = result.num_partitions;
+                             nlohmann::ordered_json rng = RngSitesToJson(result);
+                             (*json)["findings"] = rng["findings"];
+                             (*json)["rng"] = std::move(rng);
+                           }
+                           if (text != nullptr) PrintRngSitesText(input, result, view, *text);
+                         });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/module_driver.h"
 #include "analyzer/views/stats_view.h"
 #include "passes/stats_analysis.h"
 
@@ -12,24 +13,13 @@ namespace {
 int RunStats(const InputOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
-  nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-  bool first = true;
-  for (const dump::ModuleInput& input : loaded.modules) {
-    const passes::StatsResult stats = passes::ComputeStats(*input.module);
-    if (options.format == "json") {
-      nlohmann::ordered_json module = ModuleIdentityJson(input);
-      module["stats"] = StatsToJson(stats);
-      modules.push_back(std::move(module));
-    } else {
-      if (!first) std::cout << "\n";
-      PrintStatsText(input, stats, std::cout);
-    }
-    first = false;
-  }
-  if (options.format == "json") {
-    PrintModulesJson(std::move(modules), std::cout);
-  }
-  return kExitOk;
+  return WriteEachModule(
+      loaded.modules, options.format, std::cout,
+      [](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json, std::ostream* text) {
+        const passes::StatsResult stats = passes::ComputeStats(*input.module);
+        if (json != nullptr) (*json)["stats"] = StatsToJson(stats);
+        if (text != nullptr) PrintStatsText(input, stats, *text);
+      });
 }
 
 }  // namespace
