@@ -91,10 +91,14 @@ def header_only(attribute):
             "replica_groups={}, to_apply=%add\n}\n")
 
 
-def iota_groups(devices, repeats):
+def iota_groups(devices, repeats, all_to_all=False):
     text = f"HloModule iota_groups, num_partitions={devices}\n\n{ADD}\n"
     text += "ENTRY %main (a: f32[4]) -> f32[4] {\n  %a0 = f32[4]{0} parameter(0)\n"
     for i in range(repeats):
+        if all_to_all:  # each device's bytes go to every other device, across nodes
+            text += (f"  %a{i + 1} = f32[4]{{0}} all-to-all(%a{i}), channel_id={i + 1}, "
+                     f"replica_groups=[1,{devices}]<=[{devices}], dimensions={{0}}\n")
+            continue
         text += (f"  %a{i + 1} = f32[4]{{0}} all-reduce(%a{i}), channel_id={i + 1}, "
                  f"replica_groups=[1,{devices}]<=[{devices}], use_global_device_ids=true, "
                  "to_apply=%add\n")
@@ -211,6 +215,7 @@ def main():
     write("devices_product_2_17.hlo", header_only("replica_count=2, num_partitions=65536"))
     write("iota_groups_1m_devices.hlo", iota_groups(1048576, 20))
     write("iota_groups_65536_devices_x20.hlo", iota_groups(65536, 20))
+    write("all_to_all_65536_devices_x20.hlo", iota_groups(65536, 20, all_to_all=True))
     write("invalid_utf8_metadata.hlo", UTF8)
     write("sizes_overflow_int64.hlo", OVERFLOW)
     write("known_trip_count_int64_max.hlo", KNOWN_TRIPS)

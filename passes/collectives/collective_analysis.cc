@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
+#include <unordered_map>
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
@@ -261,28 +262,30 @@ void Cost(CollectiveOp& op, const Topology* topology) {
   // Inter-node share: a ring over a group with c node-crossing hops out of n sends c/n of its
   // bytes between nodes (NCCL's channels rotate which device makes the crossing); all-to-all
   // sends 1/n to each peer; a permute pair crosses or not.
+  // Without a topology every device is on one node. Linear in the devices: a module can name
+  // 65536 of them in one group.
+  const bool pairwise = op.kind == "collective-permute" || op.kind == "send" || op.kind == "recv";
+  const bool all_to_all = op.kind == "all-to-all" || op.kind == "ragged-all-to-all";
   int64_t inter = 0;
-  for (const auto& group : op.groups) {
-    int64_t crossing = 0;
-    if (op.kind == "collective-permute" || op.kind == "send" || op.kind == "recv") {
-      if (group.size() == 2 && NodeOf(group[0], topology) != NodeOf(group[1], topology)) {
-        crossing = 1;
-      }
-      inter = std::max(inter, ir::SaturatingMul(crossing, op.wire_bytes_per_device));
-      continue;
-    }
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (op.kind == "all-to-all" || op.kind == "ragged-all-to-all") {
-        int64_t remote = 0;
-        for (int64_t peer : group)
-          remote += NodeOf(peer, topology) != NodeOf(group[i], topology) ? 1 : 0;
-        inter = std::max(inter, Fraction(op.bytes, remote, n));
-      } else {
+  for (const auto& group : topology == nullptr ? Groups{} : op.groups) {
+    if (group.empty()) continue;
+    if (pairwise) {
+      const bool crosses =
+          group.size() == 2 && NodeOf(group[0], topology) != NodeOf(group[1], topology);
+      if (crosses) inter = std::max(inter, op.wire_bytes_per_device);
+    } else if (all_to_all) {
+      // The member with the most peers on other nodes: its node holds the fewest of the group.
+      std::unordered_map<int64_t, int64_t> per_node;
+      for (const int64_t device : group) ++per_node[NodeOf(device, topology)];
+      int64_t fewest = static_cast<int64_t>(group.size());
+      for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+      inter = std::max(inter, Fraction(op.bytes, static_cast<int64_t>(group.size()) - fewest, n));
+    } else {
+      int64_t crossing = 0;
+      for (size_t i = 0; i < group.size(); ++i) {
         const int64_t next = group[(i + 1) % group.size()];
         crossing += NodeOf(group[i], topology) != NodeOf(next, topology);
       }
-    }
-    if (op.kind != "all-to-all" && op.kind != "ragged-all-to-all") {
       inter = std::max(
           inter, Fraction(op.wire_bytes_per_device, crossing, static_cast<int64_t>(group.size())));
     }
@@ -408,6 +411,11 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
   std::map<const HloComputation*, bool> known;
   const auto counts = ComputationExecutionCounts(module, &known);
   const std::vector<MeshCandidate> meshes = MeshCandidates(module, result.num_devices);
+  struct ExpandedGroups {
+    Groups groups;
+    std::string mesh_axes;
+  };
+  std::unordered_map<std::string, ExpandedGroups> expanded;  // by replica groups and participants
 
   std::set<const HloComputation*> async_wrapped;
   for (const HloComputation* computation : module.computations) {
@@ -451,14 +459,25 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         }
         op.group_size = 2;
       } else {
-        if (coll->replica_groups()) op.groups = coll->replica_groups()->Expand();
-        if (op.groups.empty() && participants <= ir::kMaxDevices) {
-          std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(0, participants)));
-          for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-          op.groups.push_back(std::move(all));
+        // Collectives of one program mostly repeat a few replica groups: each is expanded and
+        // matched to the mesh once.
+        const std::string key =
+            (coll->replica_groups() ? coll->replica_groups()->ToString() : std::string()) + "|" +
+            std::to_string(participants);
+        auto [found, inserted] = expanded.try_emplace(key);
+        ExpandedGroups& groups = found->second;
+        if (inserted) {
+          if (coll->replica_groups()) groups.groups = coll->replica_groups()->Expand();
+          if (groups.groups.empty() && participants <= ir::kMaxDevices) {
+            std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(0, participants)));
+            for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+            groups.groups.push_back(std::move(all));
+          }
+          groups.mesh_axes = MatchMeshAxes(groups.groups, meshes, coll->replica_groups());
         }
+        op.groups = groups.groups;
         op.group_size = op.groups.empty() ? 0 : static_cast<int64_t>(op.groups[0].size());
-        op.mesh_axes = MatchMeshAxes(op.groups, meshes, coll->replica_groups());
+        op.mesh_axes = groups.mesh_axes;
       }
 
       // B per the table in the header.
