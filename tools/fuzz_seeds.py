@@ -281,7 +281,7 @@ def companion_seeds(testdata, tests, write, max_len):
         write_as("baseline", baseline(modules[i:i + 1]))
         write_as("baseline", baseline(modules[i:i + 3]))
     write_as("baseline", baseline([]))
-    for test in sorted(list(tests.glob("*_test.cc")) +
+    for test in sorted(list(tests.rglob("*_test.cc")) +
                        list((testdata.parent / "dump").glob("*_test.cc"))):
         for match in RAW_STRING.finditer(test.read_text()):
             if "spmdsim-baseline" in match.group(2) or "schema_version" in match.group(2):

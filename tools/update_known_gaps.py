@@ -23,10 +23,12 @@ def corpus_tests():
     import re
     names = []
     for folder in ("passes", "analyzer", "ir"):
-        for fn in sorted(os.listdir(os.path.join(REPO, folder))):
-            if fn.endswith("_test.cc"):
-                text = open(os.path.join(REPO, folder, fn)).read()
-                names += re.findall(r'SPMDSIM_CORPUS_TEST\(\s*"((?:[^"\\]|\\.)*)"', text)
+        for root, dirs, files in os.walk(os.path.join(REPO, folder)):
+            dirs.sort()
+            for fn in sorted(files):
+                if fn.endswith("_test.cc"):
+                    text = open(os.path.join(root, fn)).read()
+                    names += re.findall(r'SPMDSIM_CORPUS_TEST\(\s*"((?:[^"\\]|\\.)*)"', text)
     return names
 
 

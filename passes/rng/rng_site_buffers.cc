@@ -455,9 +455,15 @@ void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
     if (found == by_name.end()) continue;
     const HloInstruction* instr = found->second;
     const int64_t wire = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
-    const auto member = site_of_.find(instr);
-    if (member != site_of_.end()) {
-      add(member->second, op, std::max<int64_t>(op.operand_count, 1), op.bytes, wire);
+    // A collective among the site's instructions, or among what XLA hoisted out of its loop.
+    int owner = -1;
+    if (const auto member = site_of_.find(instr); member != site_of_.end()) {
+      owner = member->second;
+    } else if (const auto hoisted = hoisted_of_.find(instr); hoisted != hoisted_of_.end()) {
+      owner = hoisted->second;
+    }
+    if (owner >= 0) {
+      add(owner, op, std::max<int64_t>(op.operand_count, 1), op.bytes, wire);
       continue;
     }
     // Per site: the operands holding its values and their bytes (an operand holding the values

@@ -32,6 +32,8 @@ using ir::SaturatingAdd;
 
 // Depth limit for the backward walks over operands (hostile input must not overflow the stack).
 constexpr int kMaxWalkDepth = 256;
+// Instructions one site's walk for hoisted members visits at most.
+constexpr size_t kMaxHoistedWalk = 4096;
 // Values this small are keys, key schedules and rotation vectors, not random tensors.
 constexpr int64_t kKeySizedElements = 16;
 // Rotations an unrolled hash performs (20 rounds).
@@ -135,6 +137,7 @@ class RngSiteFinder {
   bool ReadsSiteValue(const SiteWork& work, const HloInstruction* member,
                       const HloInstruction* user) const;
   void KeepConnectedMembers();
+  void FindHoistedProducers();
   std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
@@ -193,6 +196,8 @@ class RngSiteFinder {
   std::vector<SiteWork> sites_;
   std::unordered_map<const HloInstruction*, bool> random_only_;
   std::unordered_map<const HloInstruction*, int> site_of_;  // member -> site index
+  // What XLA hoisted out of a site's loop and passes in (FindHoistedProducers) -> site index.
+  std::unordered_map<const HloInstruction*, int> hoisted_of_;
   // The wrapper calls XLA:CPU put sites in (xla_cpu_small_call), to the site each wraps.
   std::unordered_map<const HloInstruction*, int> wrapper_of_;
   std::unordered_map<const HloComputation*, std::vector<const HloInstruction*>> callers_;

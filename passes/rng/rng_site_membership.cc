@@ -304,6 +304,50 @@ void RngSiteFinder::KeepConnectedMembers() {
   }
 }
 
+// What XLA hoisted out of a loop (loop-invariant code motion) is computed in a caller of the
+// site's computation and reaches the hash through the loop's state: a scanned layer's counters,
+// made from the partition id, exchanged between devices (replicated mode) and passed in. Walked
+// back from the hash by dataflow (Producers crosses from a loop's parameter to its operand),
+// through what the site's scope computes and through plumbing; what lies outside the site's
+// computation, in its scope and random-only, feeds the site (the collectives among it move the
+// site's counters). Not members: their buffers live across the loops that read them, which the
+// residual and remat what-if do not model yet.
+void RngSiteFinder::FindHoistedProducers() {
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    SiteWork& work = sites_[s];
+    const std::string& scope = work.site.scope;
+    if (scope.empty() || work.anchor == nullptr) continue;
+    const auto in_scope = [&](const HloInstruction* instr) {
+      const std::string_view op_name = instr->metadata().op_name;
+      return op_name.size() >= scope.size() && op_name.compare(0, scope.size(), scope) == 0 &&
+             (op_name.size() == scope.size() || op_name[scope.size()] == '/');
+    };
+    const auto plumbing = [](const HloInstruction* instr) {
+      return instr->opcode == Opcode::kParameter || instr->opcode == Opcode::kGetTupleElement ||
+             instr->opcode == Opcode::kTuple || instr->opcode == Opcode::kCopy ||
+             instr->opcode == Opcode::kBitcast;
+    };
+    std::vector<const HloInstruction*> stack(work.anchor->operands.begin(),
+                                             work.anchor->operands.end());
+    for (const HloInstruction* holder : work.holders) {
+      stack.insert(stack.end(), holder->operands.begin(), holder->operands.end());
+    }
+    std::unordered_set<const HloInstruction*> seen;
+    while (!stack.empty() && seen.size() < kMaxHoistedWalk) {
+      const HloInstruction* at = stack.back();
+      stack.pop_back();
+      if (at == nullptr || !seen.insert(at).second) continue;
+      const bool scoped = in_scope(at);
+      if (!scoped && !plumbing(at)) continue;
+      if (scoped && at->parent != work.home && !plumbing(at) && site_of_.count(at) == 0 &&
+          RandomOnly(at)) {
+        hoisted_of_.emplace(at, static_cast<int>(s));
+      }
+      for (const HloInstruction* producer : Producers(at)) stack.push_back(producer);
+    }
+  }
+}
+
 void RngSiteFinder::CollectMembers() {
   // Members: random-only instructions of the anchor's computation inside its scope; each goes to
   // the site with the longest scope. The anchor's loop body and condition belong to it whole.
@@ -348,6 +392,7 @@ void RngSiteFinder::CollectMembers() {
     }
   }
   KeepConnectedMembers();
+  FindHoistedProducers();
   for (size_t s = 0; s < sites_.size(); ++s) {
     const HloInstruction* anchor = sites_[s].anchor;
     if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty()) {
