@@ -45,7 +45,10 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 
 bool IsU32Array(const ir::Shape& shape);
 
-// (s32[], X0, X1, ks0, ks1, ks2, u32[4], u32[4]): the state of XLA:CPU's rolled threefry loop.
+// (s32[], X0, X1, ks0, ks1, ks2, u32[4], u32[4]): the state of XLA:CPU's rolled threefry loop;
+// JAX 0.4 lowers threefry itself to such a loop with two s32[] counters. Returns how many s32[]
+// counters lead the state (1 or 2), 0 when the shape is not such a state.
+int ThreefryLoopCounters(const ir::Shape& shape);
 bool IsThreefryLoopState(const ir::Shape& shape);
 
 // The integers of a constant array payload "{0, 0, 1, 1}".

@@ -31,21 +31,28 @@ bool IsU32Array(const ir::Shape& shape) {
 }
 
 // (s32[], X0, X1, ks0, ks1, ks2, u32[4], u32[4]): the state of XLA:CPU's rolled threefry loop.
-bool IsThreefryLoopState(const ir::Shape& shape) {
-  if (!shape.IsTuple() || shape.tuple_shapes().size() != 8) return false;
+int ThreefryLoopCounters(const ir::Shape& shape) {
+  if (!shape.IsTuple()) return 0;
   const auto& e = shape.tuple_shapes();
-  if (!e[0].IsArray() || e[0].element_type() != PrimitiveType::kS32 || e[0].rank() != 0) {
-    return false;
+  // The loop's own s32[] counters first: XLA:CPU's expansion carries one, JAX 0.4's fori_loop
+  // lowering two (the round and its own index).
+  int counters = 0;
+  while (counters < static_cast<int>(e.size()) && counters < 2 && e[counters].IsArray() &&
+         e[counters].element_type() == PrimitiveType::kS32 && e[counters].rank() == 0) {
+    ++counters;
   }
-  for (int i = 1; i <= 5; ++i) {
-    if (!IsU32Array(e[i])) return false;
+  if (counters == 0 || e.size() != static_cast<size_t>(counters) + 7) return 0;
+  for (int i = counters; i < counters + 5; ++i) {
+    if (!IsU32Array(e[i])) return 0;
   }
-  if (e[1].dims() != e[2].dims()) return false;
-  for (int i = 6; i <= 7; ++i) {
-    if (!IsU32Array(e[i]) || e[i].dims() != std::vector<int64_t>{4}) return false;
+  if (e[counters].dims() != e[counters + 1].dims()) return 0;
+  for (int i = counters + 5; i < counters + 7; ++i) {
+    if (!IsU32Array(e[i]) || e[i].dims() != std::vector<int64_t>{4}) return 0;
   }
-  return true;
+  return counters;
 }
+
+bool IsThreefryLoopState(const ir::Shape& shape) { return ThreefryLoopCounters(shape) > 0; }
 
 // The integers of a constant array payload "{0, 0, 1, 1}".
 std::vector<int64_t> ArrayConstant(const HloInstruction* instr) {
@@ -371,11 +378,14 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   const HloInstruction* loop_init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
                                         ? LoopInitTuple(anchor->operands[0])
                                         : nullptr;
-  if (loop_init != nullptr && loop_init->opcode == Opcode::kTuple &&
-      loop_init->operands.size() == 8) {
+  const int loop_counters = loop_init != nullptr && loop_init->opcode == Opcode::kTuple
+                                ? ThreefryLoopCounters(loop_init->shape)
+                                : 0;
+  if (loop_counters > 0 && loop_init->operands.size() == static_cast<size_t>(loop_counters) + 7) {
     const auto& init = loop_init->operands;
-    work.counters = {init[1], init[2]};
-    work.keys = {init[3], init[4], init[5]};
+    const size_t x = static_cast<size_t>(loop_counters);
+    work.counters = {init[x], init[x + 1]};
+    work.keys = {init[x + 2], init[x + 3], init[x + 4]};
   } else if ((anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) ||
              (anchor->opcode == Opcode::kCall && anchor->operands.size() == 4 &&
               work.site.kind.rfind("threefry", 0) == 0)) {
