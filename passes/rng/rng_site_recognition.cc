@@ -483,10 +483,25 @@ bool RngSiteFinder::FeedsOnlyKeys(const SiteWork& work, int self) {
   constexpr size_t kMaxVisits = 4096;
   std::vector<const HloInstruction*> stack;
   std::unordered_set<const HloInstruction*> seen;
+  // A call reads its operand as its callee's parameter: a module before optimizations passes the
+  // key into the JAX function that draws with it (a callee that several call sites share).
+  const auto push_reader = [&](const HloInstruction* value, const HloInstruction* user) {
+    const HloComputation* callee =
+        user->opcode == Opcode::kCall ? user->Called("to_apply") : nullptr;
+    if (callee == nullptr) {
+      stack.push_back(user);
+      return;
+    }
+    for (size_t k = 0; k < user->operands.size() && k < callee->parameters.size(); ++k) {
+      if (user->operands[k] == value && callee->parameters[k] != nullptr) {
+        stack.push_back(callee->parameters[k]);
+      }
+    }
+  };
   for (const HloInstruction* member : work.members) {
     for (const HloInstruction* user : member->users) {
       if (work.members.count(user) == 0 && ReadsSiteValue(work, member, user)) {
-        stack.push_back(user);
+        push_reader(member, user);
       }
     }
   }
@@ -514,7 +529,7 @@ bool RngSiteFinder::FeedsOnlyKeys(const SiteWork& work, int self) {
     if (!HoldsOnlyWords(instr->shape) || !RandomOnly(instr)) return false;
     if (instr->is_root && instr->parent == module_.entry) continue;
     if (instr->users.empty()) return false;
-    for (const HloInstruction* user : instr->users) stack.push_back(user);
+    for (const HloInstruction* user : instr->users) push_reader(instr, user);
   }
   return keys;
 }
