@@ -267,7 +267,8 @@ void Cost(CollectiveOp& op, const Topology* topology) {
   const bool pairwise = op.kind == "collective-permute" || op.kind == "send" || op.kind == "recv";
   const bool all_to_all = op.kind == "all-to-all" || op.kind == "ragged-all-to-all";
   int64_t inter = 0;
-  for (const auto& group : topology == nullptr ? Groups{} : op.groups) {
+  const Groups no_groups;
+  for (const auto& group : topology == nullptr ? no_groups : op.groups) {
     if (group.empty()) continue;
     if (pairwise) {
       const bool crosses =
