@@ -60,6 +60,8 @@ RematSavingResult EstimateRematSavings(ModuleAnalyses& analyses, const PeakMemor
   result.ran = true;
   result.peak_bytes_recomputed = recomputed.peak_bytes;
   result.saving_bytes = std::max<int64_t>(0, baseline.peak_bytes - recomputed.peak_bytes);
+  result.live_temp_saving_bytes =
+      std::max<int64_t>(0, baseline.max_live_temp_bytes - recomputed.max_live_temp_bytes);
   result.peak_time_recomputed = recomputed.peak_time;
   result.peak_instruction_recomputed = recomputed.peak_instruction;
   result.recomputed = recomputed.recomputed;

@@ -28,6 +28,9 @@ struct RematSavingResult {
   int64_t peak_bytes = 0;  // as compiled (the baseline passed in)
   int64_t peak_bytes_recomputed = 0;
   int64_t saving_bytes = 0;  // peak_bytes - peak_bytes_recomputed (>= 0)
+  // The fall of the largest sum of live temporaries (no fragmentation): at most what the
+  // findings free at the compiled peak's position, where the packed heap's fall may exceed it.
+  int64_t live_temp_saving_bytes = 0;
   int64_t peak_time_recomputed = -1;
   std::string peak_instruction_recomputed;
   std::vector<PeakMemoryResult::Recomputed> recomputed;  // the buffers the what-if moved

@@ -45,7 +45,8 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     std::string held_values;
     RngFinding residual;
     for (const RngSiteBuffer& buffer : site.buffers) {
-      if (!buffer.held_across) continue;
+      // A key held into the backward pass is what remat needs; only random bits are a residual.
+      if (!buffer.held_across || site.purpose != "bits") continue;
       residual.bytes = SaturatingAdd(residual.bytes, buffer.bytes);
       residual.values.push_back(buffer.value);
       held_values += (held_values.empty() ? "" : ", ") + buffer.value + " " + buffer.shape;
@@ -59,12 +60,14 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
       f.site = site.name;
       f.op_name = site.op_name;
       f.source = site.source;
-      f.message = "random values computed from the key alone before the backward pass starts (" +
-                  held_values +
-                  ") stay live until the backward pass reads them; recomputing them from the key "
-                  "where the backward reads them (remat of the dropout that XLA does not hoist, "
-                  "or a checkpoint policy that saves no random values) frees them across the "
-                  "forward/backward boundary";
+      f.message =
+          "random-number buffers (counters or bits, from the key and the element index alone) "
+          "computed before the backward pass starts (" +
+          held_values +
+          ") stay live until the backward pass reads them; recomputing them from the key "
+          "where the backward reads them (remat of the dropout that XLA does not hoist, "
+          "or a checkpoint policy that saves no random values) frees them across the "
+          "forward/backward boundary";
       result.findings.push_back(std::move(f));
     }
     if (site.mode == "replicated" && site.wire_bytes_per_device > 0) {
@@ -119,7 +122,8 @@ RngSiteResult RngSiteFinder::Run() {
       work.site.purpose = "split";
     }
   }
-  MeasureBuffers(dataflow, analyses_.Alias());
+  MeasureBuffers(dataflow, analyses_.Alias(),
+                 module_.is_scheduled ? &analyses_.LiveRanges() : nullptr);
   AttachCollectives(dataflow);
   bool fused_sites = false;
   for (SiteWork& work : sites_) {

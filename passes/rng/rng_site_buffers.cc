@@ -14,6 +14,7 @@
 #include "ir/device_count.h"
 #include "passes/memory/buffer_alias_analysis.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/live_range_analysis.h"
 #include "passes/rng/philox_expansion.h"
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/threefry_hashes.h"
@@ -332,7 +333,8 @@ std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor
   return "derived";
 }
 
-void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias) {
+void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
+                                   const LiveRangeAnalysis* live_ranges) {
   // buffer id -> (site, first member value)
   std::map<int32_t, std::pair<int, int32_t>> owner;
   std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
@@ -380,13 +382,32 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
       known->second.second = value.id;
     }
   }
-  // Buffers holding what a crossing member reads out (a loop's result is its state buffer).
+  // Held across the start of the backward pass. Scheduled, it is a live-range fact: one of the
+  // buffer's values is defined before the boundary's position in the flattened schedule and
+  // still live at it (XLA may schedule a backward site's counters, or their exchange, early in
+  // the forward). Unscheduled, the buffers holding what a crossing member reads out (a loop's
+  // result is its state buffer).
   std::set<int32_t> held;
-  for (const SiteWork& work : sites_) {
-    for (const HloInstruction* member : work.crossing) {
-      const int32_t slot = dataflow.FirstSlot(member);
-      if (slot < 0) continue;
-      for (int32_t id : dataflow.ValueSet(slot)) held.insert(alias.BufferIdOf(id));
+  if (live_ranges != nullptr) {
+    std::vector<int64_t> boundaries;
+    for (const auto& [computation, start] : backward_start_) {
+      const int64_t time = live_ranges->TimeOf(start);
+      if (time >= 0) boundaries.push_back(time);
+    }
+    for (const auto& [id, site] : value_site_) {
+      if (!live_ranges->HasRange(id)) continue;
+      const TimeBound& range = live_ranges->Range(id);
+      for (const int64_t boundary : boundaries) {
+        if (range.start < boundary && range.end >= boundary) held.insert(alias.BufferIdOf(id));
+      }
+    }
+  } else {
+    for (const SiteWork& work : sites_) {
+      for (const HloInstruction* member : work.crossing) {
+        const int32_t slot = dataflow.FirstSlot(member);
+        if (slot < 0) continue;
+        for (int32_t id : dataflow.ValueSet(slot)) held.insert(alias.BufferIdOf(id));
+      }
     }
   }
   for (const auto& [buffer, who] : owner) {

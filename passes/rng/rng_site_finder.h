@@ -156,7 +156,9 @@ class RngSiteFinder {
   void CollectMembers();
   void DescribeShapes(SiteWork& work);
   void DescribeConsumers(SiteWork& work);
-  void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias);
+  // `live_ranges` is null for a module without a schedule.
+  void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
+                      const LiveRangeAnalysis* live_ranges);
   // A collective among a site's instructions is the site's; one elsewhere (XLA combines the
   // collectives of several sites into one variadic op) is shared among the sites whose values its
   // operands hold, in proportion to those operands' bytes.
