@@ -13,6 +13,7 @@
 // constructions() counts what was built, so a test can hold the pipeline to one of each.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "ir/hlo.h"
@@ -33,10 +34,31 @@ class ModuleAnalyses {
   const AliasAnalysis& Alias();
   const LiveRangeAnalysis& LiveRanges();
 
+  // The memory analysis' allocation decisions (which buffers are arguments, outputs, temps, and
+  // which temporaries XLA places in argument or output allocations), kept for later runs with the
+  // same platform and sizes: the remat what-if changes only the heap, so it re-runs only the
+  // heap's simulation and packing. Opaque here; passes/memory/memory_allocations.cc owns it.
+  struct MemoryAssignmentKey {
+    int platform = -1;
+    bool per_device_from_shardings = false;
+    bool operator==(const MemoryAssignmentKey& o) const {
+      return platform == o.platform && per_device_from_shardings == o.per_device_from_shardings;
+    }
+  };
+  const void* MemoryAssignment(const MemoryAssignmentKey& key) const {
+    return memory_assignment_ && memory_assignment_key_ == key ? memory_assignment_.get() : nullptr;
+  }
+  void KeepMemoryAssignment(const MemoryAssignmentKey& key, std::shared_ptr<const void> state) {
+    memory_assignment_key_ = key;
+    memory_assignment_ = std::move(state);
+    ++constructions_.memory_assignment;
+  }
+
   struct Constructions {
     int dataflow = 0;
     int alias = 0;
     int live_ranges = 0;
+    int memory_assignment = 0;
   };
   const Constructions& constructions() const { return constructions_; }
 
@@ -46,6 +68,8 @@ class ModuleAnalyses {
   std::unique_ptr<const DataflowAnalysis> dataflow_;
   std::unique_ptr<const AliasAnalysis> alias_;
   std::unique_ptr<const LiveRangeAnalysis> live_ranges_;
+  MemoryAssignmentKey memory_assignment_key_;
+  std::shared_ptr<const void> memory_assignment_;
   Constructions constructions_;
 };
 

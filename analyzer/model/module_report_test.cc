@@ -1,6 +1,7 @@
 // One module's report builds its dataflow, buffers and live ranges once: the memory analysis,
 // the RNG sites and the remat what-if (a second memory analysis) share them
-// (passes/module_analyses.h).
+// (passes/module_analyses.h), and the what-if reuses the first memory analysis' allocation
+// decisions.
 #include "analyzer/model/module_report.h"
 
 #include <catch2/catch.hpp>
@@ -26,6 +27,8 @@ TEST_CASE("a module's report builds each shared analysis once") {
   CHECK(analyses.constructions().dataflow == 1);
   CHECK(analyses.constructions().alias == 1);
   CHECK(analyses.constructions().live_ranges == 1);
+  // The what-if re-runs only the heap: the allocation decisions are the first run's.
+  CHECK(analyses.constructions().memory_assignment == 1);
   // The same figures as a report that builds its own.
   const ModuleReport alone = BuildModuleReport(input, {});
   CHECK(alone.memory.prediction.peak_bytes == report.memory.prediction.peak_bytes);

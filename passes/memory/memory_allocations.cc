@@ -266,6 +266,39 @@ bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
   return false;
 }
 
+struct PeakMemoryBuilder::KeptAssignment {
+  std::vector<BufferKind> kind;
+  std::vector<CreatedAllocation> created;
+  int64_t argument_bytes = 0;
+  int64_t output_bytes = 0;
+  int64_t alias_bytes = 0;
+  int64_t temp_buffer_count = 0;
+};
+
+void PeakMemoryBuilder::ClassifyAndAssign() {
+  const ModuleAnalyses::MemoryAssignmentKey key{static_cast<int>(options_.platform.platform),
+                                                options_.per_device_from_shardings};
+  if (const auto* kept = static_cast<const KeptAssignment*>(analyses_.MemoryAssignment(key))) {
+    kind_ = kept->kind;
+    created_ = kept->created;
+    result_.argument_bytes = kept->argument_bytes;
+    result_.output_bytes = kept->output_bytes;
+    result_.alias_bytes = kept->alias_bytes;
+    result_.temp_buffer_count = kept->temp_buffer_count;
+    return;
+  }
+  ClassifyBuffers();
+  AssignToExistingAllocations();
+  auto state = std::make_shared<KeptAssignment>();
+  state->kind = kind_;
+  state->created = created_;
+  state->argument_bytes = result_.argument_bytes;
+  state->output_bytes = result_.output_bytes;
+  state->alias_bytes = result_.alias_bytes;
+  state->temp_buffer_count = result_.temp_buffer_count;
+  analyses_.KeepMemoryAssignment(key, std::move(state));
+}
+
 void PeakMemoryBuilder::AssignToExistingAllocations() {
   std::vector<Allocation> allocations;
   std::vector<int32_t> allocation_of_buffer(alias_.buffers().size(), -1);

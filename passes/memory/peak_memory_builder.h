@@ -47,7 +47,8 @@ std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr);
 class PeakMemoryBuilder {
  public:
   PeakMemoryBuilder(ModuleAnalyses& analyses, const MemoryAnalysisOptions& options)
-      : module_(analyses.module()),
+      : analyses_(analyses),
+        module_(analyses.module()),
         options_(options),
         df_(analyses.Dataflow()),
         alias_(analyses.Alias()),
@@ -86,6 +87,12 @@ class PeakMemoryBuilder {
   }
 
   void ClassifyBuffers();
+
+  // ClassifyBuffers and AssignToExistingAllocations, or what an earlier run on the same analyses
+  // with the same platform and sizes decided (ModuleAnalyses::MemoryAssignment): they depend on
+  // neither the memory space reported nor the recompute what-if.
+  void ClassifyAndAssign();
+  struct KeptAssignment;
 
   // --- Reuse of argument and output allocations (BufferAssigner::AssignSingleHloBuffer) ---------
   //
@@ -195,6 +202,7 @@ class PeakMemoryBuilder {
 
   void BuildTimeline();
 
+  ModuleAnalyses& analyses_;
   const ir::HloModule& module_;
   const MemoryAnalysisOptions& options_;
   const DataflowAnalysis& df_;
