@@ -484,7 +484,17 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
   // counts there only if XLA's live-range file has it live there (XLA's own "peak" line also
   // counts parameters and outputs, so it can fall later, after they died), and only if the
   // recompute frees it there (not while the forward still reads it, nor at the backward read).
-  const int64_t peak = baseline.peak_time;
+  // Schedule positions are compared in XLA's sequence, by instruction name (the flattened
+  // schedules may hold different bookkeeping entries).
+  ModuleAnalyses analyses(*loaded.input.module);
+  const auto& sequence = analyses.LiveRanges().sequence();
+  const auto to_xla = [&](int64_t t) -> int64_t {
+    if (t < 0 || static_cast<size_t>(t) >= sequence.size()) return -1;
+    const auto it = position.find(std::string(sequence[static_cast<size_t>(t)]->name));
+    return it == position.end() ? -1 : it->second;
+  };
+  REQUIRE(baseline.peak_time >= 0);
+  const int64_t peak = to_xla(baseline.peak_time);
   REQUIRE(peak >= 0);
   const auto live_at_peak = [&](const std::string& value) {
     const auto range = live->ranges.find(xla_name(value));
@@ -501,13 +511,33 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
       for (const RngSiteBuffer& buffer : site.buffers) {
         if (!buffer.held_across) continue;
         const auto r = moved.find(buffer.value);
-        const bool freed =
-            r != moved.end() && r->second->freed_after < peak && peak < r->second->recomputed_at;
+        const bool freed = r != moved.end() && r->second->freed_after < baseline.peak_time &&
+                           baseline.peak_time < r->second->recomputed_at;
         bool xla_live = false;
-        for (const std::string& value : buffer.values) xla_live |= live_at_peak(value);
+        int64_t xla_start = INT64_MAX;
+        int64_t xla_end = -1;
+        for (const std::string& value : buffer.values) {
+          xla_live |= live_at_peak(value);
+          const auto range = live->ranges.find(xla_name(value));
+          if (range == live->ranges.end()) continue;
+          xla_start = std::min(xla_start, range->second.start);
+          xla_end = std::max(xla_end, range->second.end);
+        }
         INFO(f.site << " " << buffer.value << " freed at the peak " << freed << ", XLA live there "
                     << xla_live);
         CHECK((!freed || xla_live));
+        if (r != moved.end()) {
+          // The last forward read and the first backward read the what-if found lie inside the
+          // buffer's live range in XLA's file, on either side of the boundary.
+          const int64_t freed_after = to_xla(r->second->freed_after);
+          const int64_t recomputed_at = to_xla(r->second->recomputed_at);
+          INFO("freed after " << freed_after << ", recomputed at " << recomputed_at << ", XLA "
+                              << xla_start << "-" << xla_end << ", boundary " << boundary);
+          CHECK(xla_start <= freed_after);
+          CHECK(freed_after < boundary);
+          CHECK(boundary <= recomputed_at);
+          CHECK(recomputed_at <= xla_end);
+        }
         if (freed) expected += r->second->bytes;
       }
     }
