@@ -227,15 +227,21 @@ def manifest_entry(cell, out_dir, testdata_root):
     for m in info["modules"]:
         entry = module_entry(dest, testdata_root, files, m["jit_name"],
                              "" if single else m["jit_name"] + ".")
-        entry = dict({"jit_name": m["jit_name"], "role": m["role"],
-                      "random_draws": {"sites": m["random_draws"]["sites"],
-                                       "per_step": m["random_draws"]["per_step"]}}, **entry)
+        draws = cells.train_draws(prog) if m["role"] == "train" else {
+            "sites": m["random_draws"]["sites"], "per_step": m["random_draws"]["per_step"],
+            "redrawn_by_remat": 0}
+        entry = dict({"jit_name": m["jit_name"], "role": m["role"], "random_draws": draws},
+                     **entry)
         modules.append(entry)
     train = next(m for m in modules if m["role"] == "train")
     model = info["model"]
-    per_device = [model["global_batch"] // max(1, prog["grad_accum_microbatches"]),
-                  model["seq_len"], model["d_model"]]
-    data = info["mesh"]["shape"][info["mesh"]["axes"].index("data")]
+    # The array each dropout draws for: one microbatch's activations, split over the mesh axes
+    # of cells.activation_spec.
+    global_shape = [model["global_batch"] // max(1, prog["grad_accum_microbatches"]),
+                    model["seq_len"], model["d_model"]]
+    axis_size = dict(zip(info["mesh"]["axes"], info["mesh"]["shape"]))
+    per_device = [n // axis_size.get(axis, 1) if axis else n
+                  for n, axis in zip(global_shape, cells.activation_spec(prog))]
     return {
         "name": cell["name"],
         "dir": os.path.relpath(dest, testdata_root),
@@ -260,8 +266,8 @@ def manifest_entry(cell, out_dir, testdata_root):
         "model": {
             **{k: model[k] for k in ("num_layers", "d_model", "num_heads", "d_ff", "seq_len",
                                      "vocab", "global_batch", "dtype", "dropout_rate")},
-            "dropout_shape_global": per_device,
-            "dropout_shape_per_device": [per_device[0] // data] + per_device[1:],
+            "dropout_shape_global": global_shape,
+            "dropout_shape_per_device": per_device,
         },
         "random_draws": train["random_draws"],
         "files": train["files"],
@@ -315,12 +321,21 @@ def main():
     ap.add_argument("--no-manifest", action="store_true",
                     help="do not rewrite testdata/manifest.json (implied when --out is not the default)")
     ap.add_argument("--manifest", help="write the manifest to this path instead")
+    ap.add_argument("--manifest-only", action="store_true",
+                    help="compile nothing: rewrite the manifest from the cells already in --out")
     args = ap.parse_args()
 
     if args.list:
         for c in cells.CELLS:
             print("%-58s %-5s %-11s %s" % (c["name"], c["platform"], c["env"],
                                             c["program"]["description"]))
+        return
+
+    if args.manifest_only:
+        out_dir = os.path.abspath(args.out)
+        manifest_path = os.path.abspath(args.manifest or MANIFEST)
+        write_manifest(out_dir, manifest_path)
+        print("wrote", manifest_path)
         return
 
     chosen = [c for c in cells.CELLS

@@ -101,12 +101,12 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
   const std::string name = program.at("name");
   const Loaded loaded = Load(program);
   const nlohmann::json& model = program.at("model");
-  // Two dropouts per block; remat draws the forward bits again in the backward. Scanned layers
-  // are one block in a loop body: its draws are sites once, executed once per layer.
-  const int64_t layers = model.at("num_layers").get<int64_t>();
-  const bool scanned = program.at("layers").get<std::string>() == "scan";
-  const bool remat = program.at("remat").get<bool>();
-  const int64_t expected_sites = (scanned ? 1 : layers) * 2 * (remat ? 2 : 1);
+  // The generator counts the draws from the program's structure (tools/corpus/cells.py
+  // train_draws): the static forward draws (a scanned layer's once), and those remat draws
+  // again in the backward from the same keys.
+  const nlohmann::json& draws = program.at("random_draws");
+  const int64_t forward_sites = draws.at("sites").get<int64_t>();
+  const int64_t expected_sites = forward_sites + draws.at("redrawn_by_remat").get<int64_t>();
   CHECK(loaded.rng.totals.bits_sites == expected_sites);
 
   // jax.random's "rbg" and "unsafe_rbg" both draw with rng-bit-generator.
@@ -152,7 +152,7 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
     }
     CHECK(dropout_consumer);
   }
-  CHECK(forward == (scanned ? 1 : layers) * 2);
+  CHECK(forward == forward_sites);
   // Semantics: only the shard_map program derives keys from the device's position.
   int64_t findings = 0;
   for (const RngFinding& f : loaded.rng.findings) {

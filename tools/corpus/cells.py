@@ -31,6 +31,34 @@ def program(name, family="plain", size="small", sharding="dp", layers="unrolled"
                 shard_map_key=shard_map_key, modules=modules, model=cfg, description=desc)
 
 
+# The draws of one transformer block in both families (models.py): att_dropout and mlp_dropout.
+DROPOUTS_PER_BLOCK = 2
+
+
+def train_draws(prog):
+    """The random draws of one train step, counted from the program's structure.
+
+    Counting at trace time undercounts: jax.checkpoint traces a block once per distinct
+    signature, so an unrolled stack of remat blocks is traced as one. `sites` are the static
+    draws (a scanned layer's draws are one site each), `per_step` how often the forward pass
+    executes them, and `redrawn_by_remat` the static draws the backward pass makes again
+    because remat recomputes each block's forward (dropout included) from its key."""
+    layers = prog["model"]["num_layers"]
+    sites = DROPOUTS_PER_BLOCK * (1 if prog["layers"] == "scan" else layers)
+    microbatches = max(1, prog["grad_accum_microbatches"])
+    return {"sites": sites,
+            "per_step": DROPOUTS_PER_BLOCK * layers * microbatches,
+            "redrawn_by_remat": sites if prog["remat"] else 0}
+
+
+def activation_spec(prog):
+    """Mesh axes splitting the activations [batch, seq, d_model] that each dropout draws for:
+    the batch on 'data' (the batch's sharding); Megatron sequence parallelism also constrains
+    seq to 'model' (models.py's act_constraint; its lines are left as they are because the
+    committed dumps' metadata holds their source line numbers)."""
+    return ("data", "model", None) if prog["sharding"] == "seqpar" else ("data", None, None)
+
+
 def mesh_for(prog, devices):
     """Mesh shape and axes: data parallel over every device, or data x model with model=2."""
     if prog["sharding"] in ("megatron", "seqpar"):

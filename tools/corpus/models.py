@@ -7,7 +7,7 @@ Two model families, both trained with softmax cross-entropy, value_and_grad and 
 
 Every function here runs inside the worker subprocess (tools/corpus/worker.py), after the jax
 config flags are set. build_program() returns the jitted functions to compile with their
-abstract arguments, and the random draws the program makes, counted by construction.
+abstract arguments, and the random draws traced (cells.train_draws counts them by construction).
 """
 
 import math
