@@ -79,4 +79,63 @@ bool IsAsyncDone(Opcode opcode) {
   }
 }
 
+bool IsElementwiseOpcode(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAbs:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kCeil:
+    case Opcode::kClz:
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kCopy:
+    case Opcode::kCos:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFloor:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kNot:
+    case Opcode::kNegate:
+    case Opcode::kPopulationCount:
+    case Opcode::kReal:
+    case Opcode::kReducePrecision:
+    case Opcode::kRsqrt:
+    case Opcode::kCbrt:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSqrt:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kAdd:
+    case Opcode::kAtan2:
+    case Opcode::kCompare:
+    case Opcode::kComplex:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMultiply:
+    case Opcode::kPower:
+    case Opcode::kRemainder:
+    case Opcode::kSubtract:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kStochasticConvert:
+    case Opcode::kClamp:
+    case Opcode::kSelect:
+    case Opcode::kMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace spmdsim::ir

@@ -148,5 +148,10 @@ std::string_view OpcodeName(Opcode opcode);
 // ("all-reduce-start" -> "all-reduce"); empty when the opcode is not a collective.
 std::string_view CollectiveKind(Opcode opcode);
 bool IsAsyncDone(Opcode opcode);
+// XLA's elementwise opcodes (HloInstruction::IsElementwise): unary and binary arithmetic,
+// compare, select, clamp, map, convert, copy... bitcast-convert is elementwise only between
+// types of one bit width (otherwise it adds or drops a minor dimension): callers that see the
+// types check that.
+bool IsElementwiseOpcode(Opcode opcode);
 
 }  // namespace spmdsim::ir

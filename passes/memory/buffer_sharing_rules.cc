@@ -257,65 +257,6 @@ std::vector<InPlacePair> InPlaceInputOutputPairs(const HloInstruction& instructi
   return ComputeInPlacePairs(instruction, memo);
 }
 
-bool IsElementwiseOpcode(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAbs:
-    case Opcode::kRoundNearestAfz:
-    case Opcode::kRoundNearestEven:
-    case Opcode::kCeil:
-    case Opcode::kClz:
-    case Opcode::kConvert:
-    case Opcode::kBitcastConvert:
-    case Opcode::kCopy:
-    case Opcode::kCos:
-    case Opcode::kErf:
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kFloor:
-    case Opcode::kImag:
-    case Opcode::kIsFinite:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kNot:
-    case Opcode::kNegate:
-    case Opcode::kPopulationCount:
-    case Opcode::kReal:
-    case Opcode::kReducePrecision:
-    case Opcode::kRsqrt:
-    case Opcode::kCbrt:
-    case Opcode::kSign:
-    case Opcode::kSin:
-    case Opcode::kSqrt:
-    case Opcode::kTan:
-    case Opcode::kTanh:
-    case Opcode::kAdd:
-    case Opcode::kAtan2:
-    case Opcode::kCompare:
-    case Opcode::kComplex:
-    case Opcode::kDivide:
-    case Opcode::kMaximum:
-    case Opcode::kMinimum:
-    case Opcode::kMultiply:
-    case Opcode::kPower:
-    case Opcode::kRemainder:
-    case Opcode::kSubtract:
-    case Opcode::kAnd:
-    case Opcode::kOr:
-    case Opcode::kXor:
-    case Opcode::kShiftLeft:
-    case Opcode::kShiftRightArithmetic:
-    case Opcode::kShiftRightLogical:
-    case Opcode::kStochasticConvert:
-    case Opcode::kClamp:
-    case Opcode::kSelect:
-    case Opcode::kMap:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 
 bool IsElementwise(const HloInstruction& instruction, SharingRuleMemo& memo) {
@@ -341,7 +282,7 @@ bool IsElementwise(const HloInstruction& instruction, SharingRuleMemo& memo) {
     memo.fused_elementwise.emplace(fused, elementwise);
     return elementwise;
   }
-  return IsElementwiseOpcode(instruction.opcode);
+  return ir::IsElementwiseOpcode(instruction.opcode);
 }
 
 // Every instruction between the fused parameter and the root is elementwise on it.
@@ -415,7 +356,7 @@ const HloInstruction* HeroReduction(const HloComputation& fused) {
   for (const HloInstruction* root : roots) {
     const HloInstruction* at = root;
     while (at->opcode != Opcode::kReduce && at->operands.size() == 1 &&
-           (at->opcode == Opcode::kBitcast || IsElementwiseOpcode(at->opcode))) {
+           (at->opcode == Opcode::kBitcast || ir::IsElementwiseOpcode(at->opcode))) {
       at = at->operands[0];
     }
     if (at->opcode == Opcode::kReduce) return at;
@@ -518,6 +459,15 @@ bool GpuFusionPathAllowsSharing(const HloInstruction& fusion, int64_t operand_nu
   return found_path_to_output;
 }
 
+// A collective whose output i may take operand i's buffer (a single operand: the whole output).
+bool WritesOutputOverOperand(const HloInstruction& operand, const HloInstruction& user,
+                             const ShapeIndex& user_index) {
+  return user.operands.size() == 1 ||
+         (user_index.size() == 1 && user_index[0] >= 0 &&
+          static_cast<size_t>(user_index[0]) < user.operands.size() &&
+          user.operands[static_cast<size_t>(user_index[0])] == &operand);
+}
+
 // XLA:GPU's CanShareBufferHint; nullopt where it leaves the decision to the default rules.
 std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloInstruction& operand,
                                    const HloInstruction& user, int32_t user_slot,
@@ -526,10 +476,7 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
   switch (user.opcode) {
     case Opcode::kAllReduce:
     case Opcode::kCollectiveBroadcast:
-      return user.operands.size() == 1 ||
-             (user_index.size() == 1 && user_index[0] >= 0 &&
-              static_cast<size_t>(user_index[0]) < user.operands.size() &&
-              user.operands[static_cast<size_t>(user_index[0])] == &operand);
+      return WritesOutputOverOperand(operand, user, user_index);
     case Opcode::kCustomCall: {
       const std::string_view target = user.custom_call_target();
       if (target == "__cublas$lt$matmul") {
@@ -600,10 +547,7 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
   if (platform == Platform::kTpu && user.opcode == Opcode::kAllReduce) {
     // XLA:TPU reduces in place too: its assignments put an all-reduce in its dying operand's
     // buffer (libtpu's hint is not public; this is what its buffer-assignment files show).
-    return user.operands.size() == 1 ||
-           (user_index.size() == 1 && user_index[0] >= 0 &&
-            static_cast<size_t>(user_index[0]) < user.operands.size() &&
-            user.operands[static_cast<size_t>(user_index[0])] == &operand);
+    return WritesOutputOverOperand(operand, user, user_index);
   }
   if (!shapes_equal) return false;
   const int64_t operand_number = OperandIndexOf(user, operand);

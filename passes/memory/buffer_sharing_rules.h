@@ -57,8 +57,6 @@ std::vector<InPlacePair> InPlaceInputOutputPairs(const ir::HloInstruction& instr
 const std::vector<InPlacePair>& InPlaceInputOutputPairs(const ir::HloInstruction& instruction,
                                                         SharingRuleMemo& memo);
 
-// XLA's elementwise opcodes (unary, binary, select, clamp, map...).
-bool IsElementwiseOpcode(ir::Opcode opcode);
 // Elementwise on operand `operand_number`: dynamic-update-slice only on operand 0, fusions when
 // every use of the fused parameter up to the root is elementwise.
 bool IsElementwiseOnOperand(const ir::HloInstruction& instruction, int64_t operand_number);

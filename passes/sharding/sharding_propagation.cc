@@ -176,9 +176,11 @@ ValueState Walker::Visit(const HloInstruction& instr, Env& env, const Frame& fra
              ir::CollectiveKind(instr.opcode).empty()) {
     // Inside shard_map: per-device values, nothing to partition.
     out.sharding = ValueSharding::All(instr.shape, ArraySharding::Kind::kManual);
-  } else if (IsElementwise(instr.opcode) ||
-             (instr.opcode == Opcode::kBitcastConvert && instr.operands.size() == 1 &&
-              instr.operands[0]->shape.rank() == instr.shape.rank())) {
+  } else if (ir::IsElementwiseOpcode(instr.opcode) &&
+             // A bitcast-convert between widths adds or drops a minor dimension.
+             (instr.opcode != Opcode::kBitcastConvert ||
+              (instr.operands.size() == 1 &&
+               instr.operands[0]->shape.rank() == instr.shape.rank()))) {
     std::vector<ArraySharding> arrays;
     for (size_t i = 0; i < ops.size(); ++i) arrays.push_back(array(i));
     single(Apply(ElementwiseRule(arrays, rank, mesh), instr, instr.operands, "elementwise",

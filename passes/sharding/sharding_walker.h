@@ -85,8 +85,6 @@ void Leaves(const ValueSharding& v, const ir::Shape& shape,
 
 void MergeRng(std::vector<int32_t>& into, const std::vector<int32_t>& from);
 
-bool IsElementwise(Opcode op);
-
 // Ops the threefry bits flow through unchanged in order (so a flat counter index still names
 // the same element): elementwise ops, reshapes, the halves' slices and concatenation, and the
 // plumbing of calls, loops and tuples.
