@@ -112,7 +112,9 @@ struct SiteWork {
   // each site owns the fusion's outputs computed from its hash.
   bool shares_anchor = false;
   const ir::Shape* lanes = nullptr;  // the hash's lanes, when known
-  std::vector<int64_t> outputs;      // shares_anchor: the fusion outputs it owns
+  // A hash fused into the anchor: its last rotation (ThreefryDraw::last_rotation).
+  const HloInstruction* rotation = nullptr;
+  std::vector<int64_t> outputs;  // shares_anchor: the fusion outputs it owns
   // shares_anchor: per owned output, the fusion parameters it reads.
   std::vector<std::vector<int64_t>> output_parameters;
   // Other fusions holding rounds of the hash (its first rounds; copies of its last rounds).

@@ -145,6 +145,56 @@ std::string RngSiteFinder::CounterMode(const SiteWork& work) {
 
 // Shards of a partitionable site: the partition-id offset of its counters, read from a constant
 // table indexed by partition-id (distinct values) or partition-id itself (every device).
+namespace {
+
+// The operands of `fusion` whose fused parameters the hash ending at `rotation` reads, directly
+// or not, through fusions nested in its body (XLA:TPU nests the hash's loop fusion in an
+// output fusion); empty when the rotation is not inside `fusion`.
+std::vector<const HloInstruction*> FusedHashInputs(const HloInstruction& fusion,
+                                                   const HloInstruction* rotation) {
+  const HloComputation* fused = fusion.Called("calls");
+  if (rotation == nullptr || fused == nullptr) return {};
+  // The fusion instruction calling each computation nested in the body.
+  std::unordered_map<const HloComputation*, const HloInstruction*> caller{{fused, &fusion}};
+  std::vector<const HloComputation*> pending{fused};
+  while (!pending.empty() && caller.size() < 64) {
+    const HloComputation* computation = pending.back();
+    pending.pop_back();
+    for (const HloInstruction* instr : computation->instructions) {
+      const HloComputation* inner =
+          instr->opcode == Opcode::kFusion ? instr->Called("calls") : nullptr;
+      if (inner != nullptr && caller.emplace(inner, instr).second) pending.push_back(inner);
+    }
+  }
+  if (caller.count(rotation->parent) == 0) return {};
+  std::vector<const HloInstruction*> inputs;
+  std::unordered_set<const HloInstruction*> seen;
+  std::vector<const HloInstruction*> stack{rotation};
+  while (!stack.empty()) {
+    const HloInstruction* instr = stack.back();
+    stack.pop_back();
+    if (!seen.insert(instr).second) continue;
+    if (instr->opcode != Opcode::kParameter) {
+      for (const HloInstruction* operand : instr->operands) stack.push_back(operand);
+      continue;
+    }
+    const auto it = caller.find(instr->parent);
+    const int64_t n = instr->parameter_number;
+    if (it == caller.end() || n < 0 || n >= static_cast<int64_t>(it->second->operands.size())) {
+      continue;
+    }
+    const HloInstruction* operand = it->second->operands[static_cast<size_t>(n)];
+    if (it->second == &fusion) {
+      inputs.push_back(operand);
+    } else {
+      stack.push_back(operand);
+    }
+  }
+  return inputs;
+}
+
+}  // namespace
+
 int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
   if (const int64_t slices = EvaluatedShards(work); slices > 0) return slices;
   return TableShards(work);
@@ -156,13 +206,18 @@ int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
 int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
   if (!work.site.key_depends_on_partition) {
     // A fusion builds its counters inside: its operands other than the key carry the offsets.
+    // Where the hash is known, only the operands its fused body reads on the way to the hash:
+    // XLA:TPU fuses the hash into its consumer's fusion, beside collectives and loop state whose
+    // device-dependent scalars are not counter offsets.
     std::vector<const HloInstruction*> roots;
     for (const HloInstruction* counter : work.counters) {
       if (counter != work.anchor || counter->opcode != Opcode::kFusion) {
         roots.push_back(counter);
         continue;
       }
-      for (const HloInstruction* operand : counter->operands) {
+      std::vector<const HloInstruction*> inputs = FusedHashInputs(*counter, work.rotation);
+      if (inputs.empty()) inputs.assign(counter->operands.begin(), counter->operands.end());
+      for (const HloInstruction* operand : inputs) {
         if (std::find(work.keys.begin(), work.keys.end(), operand) == work.keys.end()) {
           roots.push_back(operand);
         }

@@ -419,6 +419,7 @@ void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) 
     // the consumer fused in.
     AddSite(fusion, "threefry-expanded", "", nullptr, draws[0]->last_rotation->metadata().op_name);
     sites_.back().lanes = draws[0]->lanes;
+    sites_.back().rotation = draws[0]->last_rotation;
     sites_.back().holders = draws[0]->other_holders;
     return;
   }
@@ -444,6 +445,7 @@ void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) 
     work.site.name += ":hash" + std::to_string(h + 1);
     work.shares_anchor = true;
     work.lanes = draws[h]->lanes;
+    work.rotation = draws[h]->last_rotation;
     work.holders = draws[h]->other_holders;
     for (const int64_t output : draws[h]->outputs) {
       if (output < 0 || output >= elements || owner[output] != static_cast<int>(h)) continue;

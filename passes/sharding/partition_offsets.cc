@@ -4,6 +4,7 @@
 #include <climits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 namespace spmdsim::passes {
@@ -82,6 +83,62 @@ std::pair<const HloInstruction*, const Binding*> Resolve(const HloInstruction* i
   return {instr, binding};
 }
 
+// `value` as the integer type holds it: wrapped to its width, sign-extended when signed.
+std::optional<int64_t> AsType(int64_t value, ir::PrimitiveType type) {
+  const int width = ir::PrimitiveTypeBitWidth(type);
+  if (width <= 0 || width > 64) return std::nullopt;
+  if (width == 64)
+    return type == ir::PrimitiveType::kU64 && value < 0 ? std::nullopt : std::optional(value);
+  const uint64_t mask = (uint64_t{1} << width) - 1;
+  const uint64_t bits = static_cast<uint64_t>(value) & mask;
+  const bool is_signed = type == ir::PrimitiveType::kS8 || type == ir::PrimitiveType::kS16 ||
+                         type == ir::PrimitiveType::kS32;
+  if (is_signed && (bits >> (width - 1)) != 0) {
+    return static_cast<int64_t>(bits) - static_cast<int64_t>(mask) - 1;
+  }
+  return static_cast<int64_t>(bits);
+}
+
+// XLA's bitwise and shift ops on integers of `type` (a shift by the width or more gives 0, or
+// the sign for an arithmetic shift right).
+std::optional<int64_t> BitwiseOp(Opcode opcode, int64_t a, int64_t b, ir::PrimitiveType type) {
+  const int width = ir::PrimitiveTypeBitWidth(type);
+  const std::optional<int64_t> x = AsType(a, type);
+  if (!x || width <= 0 || width > 64) return std::nullopt;
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t ux = static_cast<uint64_t>(*x) & mask;
+  const uint64_t ub = static_cast<uint64_t>(b) & mask;
+  switch (opcode) {
+    case Opcode::kAnd:
+      return AsType(static_cast<int64_t>(ux & ub), type);
+    case Opcode::kOr:
+      return AsType(static_cast<int64_t>(ux | ub), type);
+    case Opcode::kXor:
+      return AsType(static_cast<int64_t>(ux ^ ub), type);
+    case Opcode::kShiftLeft:
+      return AsType(b < 0 || b >= width ? 0 : static_cast<int64_t>(ux << b), type);
+    case Opcode::kShiftRightLogical:
+      return AsType(b < 0 || b >= width ? 0 : static_cast<int64_t>(ux >> b), type);
+    default:  // arithmetic: the sign fills in
+      return b < 0 || b >= width ? (*x < 0 ? -1 : 0) : *x >> b;
+  }
+}
+
+// The instruction a table's values come from, through moves that keep them: fused parameters,
+// copies, bitcasts and reshapes, and XLA:TPU's copy-start/copy-done pairs that prefetch a
+// constant into another memory space (copy-start's operand is the source).
+const HloInstruction* TableSource(const HloInstruction* instr, const Binding* binding) {
+  for (int hops = 0; hops < kMaxDepth; ++hops) {
+    std::tie(instr, binding) = Resolve(instr, binding);
+    const bool moves = instr->opcode == Opcode::kCopy || instr->opcode == Opcode::kBitcast ||
+                       instr->opcode == Opcode::kReshape || instr->opcode == Opcode::kCopyDone ||
+                       instr->opcode == Opcode::kCopyStart;
+    if (!moves || instr->operands.empty()) break;
+    instr = instr->operands[0];
+  }
+  return instr;
+}
+
 std::optional<int64_t> Evaluate(const HloInstruction* instr, int64_t partition, int64_t replica,
                                 const Binding* binding, int depth) {
   if (depth > kMaxDepth) return std::nullopt;
@@ -144,11 +201,24 @@ std::optional<int64_t> Evaluate(const HloInstruction* instr, int64_t partition, 
           return std::min(*a, *b);
       }
     }
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic: {
+      // The 64-bit counters of partitionable threefry are computed as two 32-bit words: masks
+      // and shifts of the device's offset.
+      const std::optional<int64_t> a = operand(0);
+      const std::optional<int64_t> b = operand(1);
+      if (!a || !b || !instr->shape.IsArray()) return std::nullopt;
+      return BitwiseOp(instr->opcode, *a, *b, instr->shape.element_type());
+    }
     case Opcode::kDynamicSlice:
     case Opcode::kGather: {
       // One element of a rank-1 constant table at a computed index.
       if (instr->operands.size() < 2 || instr->shape.ElementCount() != 1) return std::nullopt;
-      const HloInstruction* source = Resolve(instr->operands[0], binding).first;
+      const HloInstruction* source = TableSource(instr->operands[0], binding);
       if (source->opcode != Opcode::kConstant) return std::nullopt;
       const std::vector<int64_t> table = ConstantValues(source);
       const std::optional<int64_t> index = operand(1);

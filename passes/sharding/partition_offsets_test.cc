@@ -65,6 +65,62 @@ ENTRY %main () -> u32[4,32] {
   CHECK(DistinctDeviceSlices(offsets, 8, 1) == 4);
 }
 
+// XLA:TPU's form (testdata/dumps/jax012_tpu4_*): the table prefetched into another memory space
+// by copy-start/copy-done, and the 64-bit counter offset split into two 32-bit words by masks
+// and shifts.
+TEST_CASE("device offsets: a prefetched table and the offset's 32-bit words") {
+  const auto module = Parse(R"(HloModule offsets, num_partitions=4
+
+ENTRY %main () -> u32[8] {
+  %table = s32[4]{0} constant({0, 0, 1, 1})
+  %start = (s32[4]{0:S(1)}, s32[4]{0}, u32[]) copy-start(%table)
+  %done = s32[4]{0:S(1)} copy-done(%start)
+  %pid = u32[] partition-id()
+  %ds = s32[1]{0} dynamic-slice(%done, %pid), dynamic_slice_sizes={1}
+  %rows = s32[1]{0} constant({70000})
+  %m = s32[1]{0} multiply(%ds, %rows)
+  %u = u32[1]{0} convert(%m)
+  %off = u32[] bitcast(%u)
+  %mask = u32[] constant(65535)
+  %low = u32[] and(%off, %mask)
+  %sixteen = u32[] constant(16)
+  %high = u32[] shift-right-logical(%off, %sixteen)
+  %back = u32[] shift-left(%high, %sixteen)
+  %word = u32[] or(%back, %low)
+  %b = u32[8]{0} broadcast(%word), dimensions={}
+  %i = u32[8]{0} iota(), iota_dimension=0
+  ROOT %counters = u32[8]{0} add(%i, %b)
+}
+)");
+  const std::vector<DeviceOffset> offsets = DeviceOffsets({Find(*module, "counters")});
+  REQUIRE(offsets.size() == 1);
+  CHECK(EvaluateOnDevice(offsets[0].value, 3, 0) == 70000);
+  CHECK(EvaluateOnDevice(Find(*module, "low"), 3, 0) == 70000 % 65536);
+  CHECK(EvaluateOnDevice(Find(*module, "high"), 3, 0) == 1);
+  CHECK(DistinctDeviceSlices(offsets, 4, 1) == 2);
+}
+
+TEST_CASE("device offsets: shifts by the width or more, and unsigned words wrap") {
+  const auto module = Parse(R"(HloModule offsets, num_partitions=2
+
+ENTRY %main () -> (u32[], u32[], s32[]) {
+  %pid = u32[] partition-id()
+  %big = u32[] constant(32)
+  %zero = u32[] shift-left(%pid, %big)
+  %one = u32[] constant(1)
+  %minus = u32[] subtract(%zero, %one)
+  %wrapped = u32[] xor(%minus, %zero)
+  %negative = s32[] constant(-8)
+  %two = s32[] constant(2)
+  %sign = s32[] shift-right-arithmetic(%negative, %two)
+  ROOT %t = (u32[], u32[], s32[]) tuple(%zero, %wrapped, %sign)
+}
+)");
+  CHECK(EvaluateOnDevice(Find(*module, "zero"), 1, 0) == 0);
+  CHECK(EvaluateOnDevice(Find(*module, "wrapped"), 1, 0) == 4294967295);
+  CHECK(EvaluateOnDevice(Find(*module, "sign"), 1, 0) == -2);
+}
+
 TEST_CASE("device offsets: arithmetic that cannot be evaluated gives no count") {
   const auto module = Parse(R"(HloModule offsets, num_partitions=4
 
