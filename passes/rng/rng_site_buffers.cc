@@ -22,6 +22,32 @@
 
 namespace spmdsim::passes::rng_internal {
 
+namespace {
+
+// `user` selects random words from the tuple the site's anchor returns (a generator's
+// (state, bits), a wrapper call's results): its users read them (the selection only names them;
+// XLA prints it as "%call#1").
+bool SelectsAnchorWords(const SiteWork& work, const HloInstruction* member,
+                        const HloInstruction* user) {
+  return member == work.anchor && !member->shape.IsArray() &&
+         user->opcode == Opcode::kGetTupleElement && IsU32Array(user->shape);
+}
+
+// An array shape itself; for a tuple, its element with the most elements (the first of those).
+const ir::Shape* LargestArray(const ir::Shape& shape) {
+  if (shape.IsArray()) return &shape;
+  const ir::Shape* largest = nullptr;
+  for (const ir::Shape& element : shape.tuple_shapes()) {
+    if (element.IsArray() &&
+        (largest == nullptr || element.ElementCount() > largest->ElementCount())) {
+      largest = &element;
+    }
+  }
+  return largest;
+}
+
+}  // namespace
+
 void RngSiteFinder::DescribeShapes(SiteWork& work) {
   RngSite& site = work.site;
   const HloInstruction* anchor = work.anchor;
@@ -29,6 +55,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   // elements than the consumer produces (the global bits of replicated mode or rbg, sliced by
   // the consumer), the consumer's shape.
   const ir::Shape* tensor = nullptr;
+  const ir::Shape* bits = nullptr;  // what the site hands over for `tensor`: its element type
   int64_t largest = 0;
   int64_t gathered = 0;  // elements all-gathered (both halves of replicated mode's hash outputs)
   for (const HloInstruction* member : work.members) {
@@ -38,20 +65,37 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       gathered = SaturatingAdd(gathered, member->shape.ElementCount());
     }
     for (const HloInstruction* user : member->users) {
-      if (work.members.count(user) != 0 || !user->shape.IsArray()) continue;
+      if (work.members.count(user) != 0) continue;
       if (!ReadsSiteValue(work, member, user)) continue;
-      if (!member->shape.IsArray() || member->shape.ElementCount() < 2) continue;
-      const ir::Shape* candidate = member->shape.ElementCount() > user->shape.ElementCount()
-                                       ? &user->shape.get()
-                                       : &member->shape.get();
-      if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
-        tensor = candidate;
+      // A multi-output consumer (XLA:TPU fuses the dropout with its neighbours) reads the bits
+      // for its widest output.
+      const ir::Shape* user_shape = LargestArray(user->shape);
+      if (user_shape == nullptr) continue;
+      // The bits of a generator's (state, bits) tuple are read by the users of the element
+      // selected from it: the selection only names them.
+      // rng-bit-generator's bits, generated whole on every device: the consumers' slice is the
+      // device's tensor.
+      const bool selects = work.site.mode == "rbg" && SelectsAnchorWords(work, member, user);
+      if (!selects && !member->shape.IsArray()) continue;
+      const ir::Shape& handed = selects ? user->shape.get() : member->shape.get();
+      if (handed.ElementCount() < 2) continue;
+      std::vector<const HloInstruction*> readers{user};
+      if (selects && !user->users.empty()) readers.assign(user->users.begin(), user->users.end());
+      for (const HloInstruction* reader : readers) {
+        const ir::Shape* read = reader == user ? user_shape : LargestArray(reader->shape);
+        if (read == nullptr) continue;
+        const ir::Shape* candidate = handed.ElementCount() > read->ElementCount() ? read : &handed;
+        if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
+          tensor = candidate;
+          bits = &handed;
+        }
       }
     }
   }
   // A hash fused with its consumer: the bits never leave the fusion; their shape is the lanes'.
   if (anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
     tensor = work.lanes != nullptr ? work.lanes : HashLaneShape(anchor->Called("calls"));
+    bits = nullptr;
   }
   if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
     tensor = &anchor->shape.tuple_shapes()[1];
@@ -61,7 +105,8 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     site.shape = tensor->dims();
     site.local_elements = tensor->ElementCount();
     if (anchor->opcode == Opcode::kRng || anchor->opcode == Opcode::kCustomCall) {
-      site.dtype = std::string(ir::PrimitiveTypeName(tensor->element_type()));
+      site.dtype =
+          std::string(ir::PrimitiveTypeName((bits != nullptr ? bits : tensor)->element_type()));
     }
   }
   if (site.mode.empty()) site.mode = CounterMode(work);
@@ -83,11 +128,18 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       site.local_elements = ir::SaturatingMul(site.local_elements, 2);
       site.shape = {site.local_elements};
     }
+    // rng-bit-generator is not partitioned: every device generates the whole array (the
+    // generator's bits output) and its consumers slice it.
+    const int64_t generated = site.mode == "rbg" && anchor->shape.IsTuple() &&
+                                      anchor->shape.tuple_shapes().size() >= 2 &&
+                                      anchor->shape.tuple_shapes()[1].IsArray()
+                                  ? anchor->shape.tuple_shapes()[1].ElementCount()
+                                  : 0;
     if (slices > 1) {
       site.shards = slices;
       site.global_elements = ir::SaturatingMul(site.local_elements, slices);
     } else {
-      site.global_elements = std::max({site.local_elements, largest, gathered});
+      site.global_elements = std::max({site.local_elements, largest, gathered, generated});
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     }
   }
@@ -213,6 +265,10 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
     std::vector<std::pair<const HloInstruction*, const HloInstruction*>> readers;
     for (const HloInstruction* user : member->users) {
       if (work.members.count(user) != 0 || !ReadsSiteValue(work, member, user)) continue;
+      if (SelectsAnchorWords(work, member, user) && !user->users.empty()) {
+        for (const HloInstruction* reader : user->users) readers.emplace_back(reader, nullptr);
+        continue;
+      }
       if (!IsMovingCollective(user->opcode) && !IsCollectiveStart(*user)) {
         readers.emplace_back(user, nullptr);
         continue;
