@@ -216,6 +216,20 @@ int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
         continue;
       }
       std::vector<const HloInstruction*> inputs = FusedHashInputs(*counter, work.rotation);
+      // Partitionable counters (the global row-major index) with the device's id read inside
+      // the hash's own body (the shard's table lookup fused in, XLA:GPU): the offsets are the
+      // body's scalars computed from it. (Replicated mode reads the id to pick exchanged
+      // counters, which are not offsets.)
+      const bool reads_device_id =
+          work.site.mode == "partitionable" && work.rotation != nullptr &&
+          work.rotation->parent == counter->Called("calls") &&
+          std::any_of(inputs.begin(), inputs.end(), [](const HloInstruction* input) {
+            return input->opcode == Opcode::kPartitionId || input->opcode == Opcode::kReplicaId;
+          });
+      if (reads_device_id) {
+        roots.push_back(counter);
+        continue;
+      }
       if (inputs.empty()) inputs.assign(counter->operands.begin(), counter->operands.end());
       for (const HloInstruction* operand : inputs) {
         if (std::find(work.keys.begin(), work.keys.end(), operand) == work.keys.end()) {
