@@ -135,7 +135,13 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
                                       anchor->shape.tuple_shapes()[1].IsArray()
                                   ? anchor->shape.tuple_shapes()[1].ElementCount()
                                   : 0;
-    if (slices > 1) {
+    const int64_t counted = site.mode == "replicated" && site.kind == "threefry-expanded"
+                                ? ReplicatedCounterElements(work)
+                                : 0;
+    if (counted > 0) {
+      site.global_elements = std::max(site.local_elements, counted);
+      site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
+    } else if (slices > 1) {
       site.shards = slices;
       site.global_elements = ir::SaturatingMul(site.local_elements, slices);
     } else {

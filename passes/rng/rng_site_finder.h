@@ -150,6 +150,8 @@ class RngSiteFinder {
   int64_t PartitionShards(const SiteWork& work);
   int64_t EvaluatedShards(const SiteWork& work);
   int64_t TableShards(const SiteWork& work);
+  // Replicated mode's global counter count: the partitioned iota(n) its counters come from.
+  int64_t ReplicatedCounterElements(const SiteWork& work);
   // The partition-id or replica-id the values of `key` are computed from, if any: by dataflow,
   // element by element through tuples, calls and loops (a loop carrying the key beside
   // per-device state does not make the key per-device).

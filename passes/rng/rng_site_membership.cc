@@ -243,6 +243,43 @@ int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
   return 0;
 }
 
+// JAX's replicated threefry hashes the flat counters iota(n) of the whole array, split in halves
+// (REFERENCE §2). XLA partitions that iota like any array: each device builds iota(n / k) plus
+// its slice's offset, and exchanges or selects slices before hashing. n is the length of the
+// iota-building instruction times the distinct offsets the devices give it; 0 when no such
+// instruction feeds the hash.
+int64_t RngSiteFinder::ReplicatedCounterElements(const SiteWork& work) {
+  std::vector<const HloInstruction*> pending;
+  for (const HloInstruction* counter : work.counters) {
+    if (counter == work.anchor && counter->opcode == Opcode::kFusion) {
+      for (const HloInstruction* input : FusedHashInputs(*counter, work.rotation)) {
+        pending.push_back(input);
+      }
+    } else {
+      pending.push_back(counter);
+    }
+  }
+  constexpr size_t kMaxVisited = 4096;
+  std::unordered_set<const HloInstruction*> seen;
+  // Breadth first: the nearest iota-building instruction is the counters'.
+  for (size_t next = 0; next < pending.size() && seen.size() < kMaxVisited; ++next) {
+    const HloInstruction* instr = pending[next];
+    if (!seen.insert(instr).second) continue;
+    if (std::find(work.keys.begin(), work.keys.end(), instr) != work.keys.end()) continue;
+    const bool builds_iota =
+        instr->shape.IsArray() && instr->shape.rank() == 1 && IsU32Array(instr->shape) &&
+        (instr->opcode == Opcode::kIota || (instr->opcode == Opcode::kFusion &&
+                                            ContainsOpcode(instr->Called("calls"), Opcode::kIota)));
+    if (builds_iota && instr != work.anchor) {
+      const int64_t slices = DistinctDeviceSlices(DeviceOffsets({instr}), module_.num_partitions,
+                                                  module_.replica_count);
+      if (slices > 0) return ir::SaturatingMul(instr->shape.ElementCount(), slices);
+    }
+    for (const HloInstruction* operand : instr->operands) pending.push_back(operand);
+  }
+  return 0;
+}
+
 int64_t RngSiteFinder::TableShards(const SiteWork& work) {
   int64_t shards = 1;
   std::unordered_set<const HloInstruction*> seen;
