@@ -122,6 +122,16 @@ RngSiteResult RngSiteFinder::Run() {
       work.site.purpose = "split";
     }
   }
+  int64_t elided = 0;
+  for (const SiteWork& work : sites_) elided += work.offsets_elided ? 1 : 0;
+  if (elided > 0) {
+    result.notes.push_back(
+        std::to_string(elided) +
+        " site(s): the dump prints the constant tables XLA offsets their counters with as "
+        "\"{...}\" (constants of more than 10 elements are left out unless the compile ran with "
+        "--xla_dump_large_constants), so their shard counts and global sizes are not derived "
+        "from it");
+  }
   MeasureBuffers(dataflow, analyses_.Alias(),
                  module_.is_scheduled ? &analyses_.LiveRanges() : nullptr);
   AttachCollectives(dataflow);

@@ -112,6 +112,9 @@ struct SiteWork {
   // each site owns the fusion's outputs computed from its hash.
   bool shares_anchor = false;
   const ir::Shape* lanes = nullptr;  // the hash's lanes, when known
+  // The counters' device offsets read a constant table XLA printed as "{...}": the shard count
+  // is not derived from the dump.
+  bool offsets_elided = false;
   // A hash fused into the anchor: its last rotation (ThreefryDraw::last_rotation).
   const HloInstruction* rotation = nullptr;
   std::vector<int64_t> outputs;  // shares_anchor: the fusion outputs it owns
@@ -147,8 +150,9 @@ class RngSiteFinder {
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
   std::string CounterMode(const SiteWork& work);
-  int64_t PartitionShards(const SiteWork& work);
-  int64_t EvaluatedShards(const SiteWork& work);
+  int64_t PartitionShards(SiteWork& work);
+  // Sets work.offsets_elided when the offsets read a table the dump does not print.
+  int64_t EvaluatedShards(SiteWork& work);
   int64_t TableShards(const SiteWork& work);
   // Replicated mode's global counter count: the partitioned iota(n) its counters come from.
   int64_t ReplicatedCounterElements(const SiteWork& work);

@@ -195,7 +195,7 @@ std::vector<const HloInstruction*> FusedHashInputs(const HloInstruction& fusion,
 
 }  // namespace
 
-int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
+int64_t RngSiteFinder::PartitionShards(SiteWork& work) {
   if (const int64_t slices = EvaluatedShards(work); slices > 0) return slices;
   return TableShards(work);
 }
@@ -203,7 +203,7 @@ int64_t RngSiteFinder::PartitionShards(const SiteWork& work) {
 // The device-position arithmetic that offsets the counters, evaluated on every device
 // (passes/sharding/partition_offsets.h); 0 when there is none or it cannot be evaluated. A key
 // derived from the device's position (shard_map) would be counted too, so such sites get 0.
-int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
+int64_t RngSiteFinder::EvaluatedShards(SiteWork& work) {
   if (!work.site.key_depends_on_partition) {
     // A fusion builds its counters inside: its operands other than the key carry the offsets.
     // Where the hash is known, only the operands its fused body reads on the way to the hash:
@@ -237,8 +237,11 @@ int64_t RngSiteFinder::EvaluatedShards(const SiteWork& work) {
         }
       }
     }
-    return DistinctDeviceSlices(DeviceOffsets(roots), module_.num_partitions,
-                                module_.replica_count);
+    const std::vector<DeviceOffset> offsets = DeviceOffsets(roots);
+    const int64_t slices =
+        DistinctDeviceSlices(offsets, module_.num_partitions, module_.replica_count);
+    if (slices == 0 && ReadsElidedTable(offsets)) work.offsets_elided = true;
+    return slices;
   }
   return 0;
 }

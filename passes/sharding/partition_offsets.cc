@@ -346,4 +346,33 @@ int64_t DistinctDeviceSlices(const std::vector<DeviceOffset>& offsets, int64_t p
   return static_cast<int64_t>(distinct.size());
 }
 
+bool ReadsElidedTable(const std::vector<DeviceOffset>& offsets) {
+  struct Pending {
+    const HloInstruction* instr;
+    Binding binding;  // one level: the offset's fusion
+    int depth;
+  };
+  std::vector<Pending> stack;
+  for (const DeviceOffset& offset : offsets)
+    stack.push_back({offset.value, {offset.fusion, nullptr}, 0});
+  std::unordered_set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const Pending at = stack.back();
+    stack.pop_back();
+    if (at.depth > kMaxDepth || !seen.insert(at.instr).second) continue;
+    const Binding* binding = at.binding.fusion != nullptr ? &at.binding : nullptr;
+    const HloInstruction* instr = Resolve(at.instr, binding).first;
+    const bool inside = instr == at.instr && binding != nullptr;
+    if ((instr->opcode == Opcode::kDynamicSlice || instr->opcode == Opcode::kGather) &&
+        !instr->operands.empty()) {
+      const HloInstruction* table = TableSource(instr->operands[0], binding);
+      if (table->opcode == Opcode::kConstant && table->payload == "{...}") return true;
+    }
+    for (const HloInstruction* operand : instr->operands) {
+      stack.push_back({operand, inside ? at.binding : Binding{}, at.depth + 1});
+    }
+  }
+  return false;
+}
+
 }  // namespace spmdsim::passes

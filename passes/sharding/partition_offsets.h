@@ -18,10 +18,10 @@
 namespace spmdsim::passes {
 
 // The scalar integer value of `instr` (of a non-fusion computation) on the device (partition,
-// replica), for the scalar
-// arithmetic XLA leaves in partitioned modules: partition-id, replica-id, constants, converts,
-// + - * / % min max, bitcasts and reshapes of scalars, and a dynamic-slice or gather of one
-// element of a constant table. nullopt for anything else.
+// replica), for the scalar arithmetic XLA leaves in partitioned modules: partition-id,
+// replica-id, constants, converts, + - * / % min max, bitwise and shift ops, bitcasts and reshapes
+// of scalars, and a dynamic-slice or gather of one element of a constant table (read through
+// copies and copy-start/copy-done). nullopt for anything else.
 std::optional<int64_t> EvaluateOnDevice(const ir::HloInstruction* instr, int64_t partition,
                                         int64_t replica);
 
@@ -40,5 +40,10 @@ std::vector<DeviceOffset> DeviceOffsets(const std::vector<const ir::HloInstructi
 // of them cannot be evaluated.
 int64_t DistinctDeviceSlices(const std::vector<DeviceOffset>& offsets, int64_t partitions,
                              int64_t replicas);
+
+// Whether an offset reads a table XLA left out of the dump: constants of more than 10 elements
+// print as "{...}" unless the compile ran with --xla_dump_large_constants, so the offsets of a
+// mesh of more than 10 devices cannot be evaluated from the text.
+bool ReadsElidedTable(const std::vector<DeviceOffset>& offsets);
 
 }  // namespace spmdsim::passes

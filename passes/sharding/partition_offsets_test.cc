@@ -63,6 +63,7 @@ ENTRY %main () -> u32[4,32] {
   REQUIRE(offsets.size() == 1);
   CHECK(offsets[0].fusion == counters);
   CHECK(DistinctDeviceSlices(offsets, 8, 1) == 4);
+  CHECK_FALSE(ReadsElidedTable(offsets));
 }
 
 // XLA:TPU's form (testdata/dumps/jax012_tpu4_*): the table prefetched into another memory space
@@ -119,6 +120,27 @@ ENTRY %main () -> (u32[], u32[], s32[]) {
   CHECK(EvaluateOnDevice(Find(*module, "zero"), 1, 0) == 0);
   CHECK(EvaluateOnDevice(Find(*module, "wrapped"), 1, 0) == 4294967295);
   CHECK(EvaluateOnDevice(Find(*module, "sign"), 1, 0) == -2);
+}
+
+// XLA prints constants of more than 10 elements as {...} (HloPrintOptions::print_large_constants
+// off): a 16-device table cannot be read from the dump, and that is said rather than guessed.
+TEST_CASE("device offsets: a table the dump elides is detected, not evaluated") {
+  const auto module = Parse(R"(HloModule offsets, num_partitions=16
+
+ENTRY %main () -> u32[4] {
+  %table = s32[16]{0} constant({...})
+  %pid = u32[] partition-id()
+  %ds = s32[1]{0} dynamic-slice(%table, %pid), dynamic_slice_sizes={1}
+  %off = u32[] bitcast(%ds)
+  %b = u32[4]{0} broadcast(%off), dimensions={}
+  %i = u32[4]{0} iota(), iota_dimension=0
+  ROOT %counters = u32[4]{0} add(%i, %b)
+}
+)");
+  const std::vector<DeviceOffset> offsets = DeviceOffsets({Find(*module, "counters")});
+  REQUIRE(offsets.size() == 1);
+  CHECK(DistinctDeviceSlices(offsets, 16, 1) == 0);
+  CHECK(ReadsElidedTable(offsets));
 }
 
 TEST_CASE("device offsets: arithmetic that cannot be evaluated gives no count") {
