@@ -341,8 +341,11 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
   }
-  // A hash fused with its consumer: the consumer is the fusion itself.
-  if (work.anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
+  // A hash fused with its consumer: the consumer is the fusion itself. Where the bits also leave
+  // it (XLA:GPU fuses the backward's mask and select with the hash and hands the bits to other
+  // fusions too), only a dropout completed inside is a consumer.
+  if (work.anchor->opcode == Opcode::kFusion) {
+    const bool leaves = BitsLeave(work);
     bool select = false;
     bool compare = false;
     ForEachNested(work.anchor->Called("calls"), [&](const HloInstruction* i) {
@@ -350,12 +353,15 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       compare |= i->opcode == Opcode::kCompare;
     });
     const std::string what = select && compare ? "dropout (mask and select)"
+                             : leaves          ? ""
                              : compare         ? "mask (compare)"
                                        : (work.site.draws.empty() ? "bits" : work.site.draws);
-    const std::string consumer = what + " in " + std::string(work.anchor->name) + " (" +
-                                 work.site.phase + ", fused with the hash)";
-    if (seen.insert(consumer).second) work.site.consumers.push_back(consumer);
-    consumer_set.insert(work.anchor);
+    if (!what.empty()) {
+      const std::string consumer = what + " in " + std::string(work.anchor->name) + " (" +
+                                   work.site.phase + ", fused with the hash)";
+      if (seen.insert(consumer).second) work.site.consumers.push_back(consumer);
+      consumer_set.insert(work.anchor);
+    }
   }
   std::sort(work.site.consumers.begin(), work.site.consumers.end());
   work.site.consumer_count = static_cast<int64_t>(consumer_set.size());

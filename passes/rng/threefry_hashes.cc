@@ -147,6 +147,23 @@ uint64_t ValueNumber(const HloInstruction* instr, const std::vector<uint64_t>& o
   return h;
 }
 
+// Instructions whose value is not determined by their opcode, attributes and operands alone.
+bool NumberedByIdentity(const HloInstruction& instr) {
+  switch (instr.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+    case Opcode::kCustomCall:
+    case Opcode::kInfeed:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Follows rotation chains through the whole module: fused computations are visited from their
 // fusion instruction, their parameters seeded with what reaches the operands.
 class DrawFinder {
@@ -209,10 +226,15 @@ class DrawFinder {
           for (const HloInstruction* operand : instr->operands) parts.push_back(of(operand));
         }
       }
-      // Values of non-fusion computations are numbered by identity; inside fusions by what they
-      // compute (a fused parameter is its operand's value).
+      // Values are numbered by what they compute, from their operands' numbers, so XLA's
+      // copies of a hash (and of the key derivation feeding it, which it may also duplicate)
+      // number alike; a fused parameter is its operand's value. Parameters of non-fusion
+      // computations and instructions whose result is not a function of their operands (rng,
+      // custom calls, infeed, receives) are numbered by identity.
       if (holder == nullptr) {
-        up.number = Mix(0x51ed270b27f1ab5dULL, static_cast<uint64_t>(instr->id));
+        up.number = NumberedByIdentity(*instr)
+                        ? Mix(0x51ed270b27f1ab5dULL, static_cast<uint64_t>(instr->id))
+                        : ValueNumber(instr, operand_numbers);
       } else if (instr->opcode != Opcode::kParameter) {
         up.number = ValueNumber(instr, operand_numbers);
       }
@@ -359,11 +381,16 @@ class DrawFinder {
              std::make_pair(b.anchor->id, b.last_rotation->id);
     });
     // Copies of one hash (XLA duplicates a hash into each consumer fusion): the same value
-    // computed again. The first keeps the draw; the copies' fusions hold its rounds.
-    std::map<uint64_t, size_t> first;
+    // computed again from the same instruction of the program (its op_name). The first keeps the
+    // draw; the copies' fusions hold its rounds. A remat recomputation draws the same value
+    // again from another instruction (the backward's op_name): a draw of its own.
+    std::map<std::pair<uint64_t, std::string_view>, size_t> first;
     std::vector<ThreefryDraw> kept;
     for (ThreefryDraw& draw : draws) {
-      const auto [at, inserted] = first.try_emplace(draw.value_number, kept.size());
+      const auto [at, inserted] = first.try_emplace(
+          std::make_pair(draw.value_number,
+                         std::string_view(draw.last_rotation->metadata().op_name)),
+          kept.size());
       if (inserted) {
         kept.push_back(std::move(draw));
         continue;
