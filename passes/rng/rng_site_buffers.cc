@@ -513,6 +513,31 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
   }
 }
 
+std::vector<int> RngSiteFinder::SitesReading(int owner, const HloInstruction* instr) {
+  std::vector<int> readers{owner};
+  const SiteWork& first = sites_[static_cast<size_t>(owner)];
+  if (!first.shares_anchor) return readers;
+  for (size_t s = 0; s < sites_.size(); ++s) {
+    const SiteWork& other = sites_[s];
+    if (static_cast<int>(s) == owner || !other.shares_anchor || other.anchor != first.anchor) {
+      continue;
+    }
+    // Breadth first up from the hash's inputs: does it read `instr`'s values?
+    std::vector<const HloInstruction*> pending = FusedHashInputs(*other.anchor, other.rotation);
+    std::unordered_set<const HloInstruction*> seen;
+    constexpr size_t kMaxVisited = 4096;
+    bool reads = false;
+    for (size_t next = 0; next < pending.size() && !reads && seen.size() < kMaxVisited; ++next) {
+      const HloInstruction* at = pending[next];
+      if (!seen.insert(at).second) continue;
+      reads = at == instr;
+      for (const HloInstruction* operand : at->operands) pending.push_back(operand);
+    }
+    if (reads) readers.push_back(static_cast<int>(s));
+  }
+  return readers;
+}
+
 void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
   CollectiveResult owned;
   const CollectiveResult* collectives = options_.collectives;
@@ -552,7 +577,14 @@ void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
       owner = hoisted->second;
     }
     if (owner >= 0) {
-      add(owner, op, std::max<int64_t>(op.operand_count, 1), op.bytes, wire);
+      // Counters exchanged for a fusion hashing several draws feed each draw that reads them:
+      // the collective is shared by those sites, in equal parts (the first takes the remainder).
+      const std::vector<int> readers = SitesReading(owner, instr);
+      const auto n = static_cast<int64_t>(readers.size());
+      for (size_t k = 0; k < readers.size(); ++k) {
+        add(readers[k], op, std::max<int64_t>(op.operand_count, 1),
+            op.bytes / n + (k == 0 ? op.bytes % n : 0), wire / n + (k == 0 ? wire % n : 0));
+      }
       continue;
     }
     // Per site: the operands holding its values and their bytes (an operand holding the values

@@ -64,6 +64,12 @@ const ir::Shape* HashLaneShape(const HloComputation* computation);
 
 bool ContainsOpcode(const HloComputation* computation, Opcode opcode);
 
+// The operands of `fusion` whose fused parameters the hash ending at `rotation` reads, directly
+// or not, through fusions nested in its body (XLA:TPU nests the hash's loop fusion in an output
+// fusion); empty when the rotation is not inside `fusion`.
+std::vector<const HloInstruction*> FusedHashInputs(const HloInstruction& fusion,
+                                                   const HloInstruction* rotation);
+
 std::string ShapeText(const ir::Shape& shape);
 
 // JAX's threefry2x32 as its own computation, the form modules take before XLA inlines calls:
@@ -171,6 +177,8 @@ class RngSiteFinder {
   // collectives of several sites into one variadic op) is shared among the sites whose values its
   // operands hold, in proportion to those operands' bytes.
   void AttachCollectives(const DataflowAnalysis& dataflow);
+  // `owner` and the other sites of its multi-draw fusion whose hash reads `instr`'s values.
+  std::vector<int> SitesReading(int owner, const HloInstruction* instr);
   void Findings(RngSiteResult& result);
   // False for a fused hash whose fusion also holds the consumer (its output is not random).
   bool BitsLeave(const SiteWork& work) {

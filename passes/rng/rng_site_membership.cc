@@ -145,11 +145,6 @@ std::string RngSiteFinder::CounterMode(const SiteWork& work) {
 
 // Shards of a partitionable site: the partition-id offset of its counters, read from a constant
 // table indexed by partition-id (distinct values) or partition-id itself (every device).
-namespace {
-
-// The operands of `fusion` whose fused parameters the hash ending at `rotation` reads, directly
-// or not, through fusions nested in its body (XLA:TPU nests the hash's loop fusion in an
-// output fusion); empty when the rotation is not inside `fusion`.
 std::vector<const HloInstruction*> FusedHashInputs(const HloInstruction& fusion,
                                                    const HloInstruction* rotation) {
   const HloComputation* fused = fusion.Called("calls");
@@ -192,8 +187,6 @@ std::vector<const HloInstruction*> FusedHashInputs(const HloInstruction& fusion,
   }
   return inputs;
 }
-
-}  // namespace
 
 int64_t RngSiteFinder::PartitionShards(SiteWork& work) {
   if (const int64_t slices = EvaluatedShards(work); slices > 0) return slices;
