@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -244,11 +245,90 @@ void ReadersPastCollective(const HloInstruction& collective, int64_t operand,
   }
 }
 
+// Whether `instr` hands its operand's values on without computing from them: a change of shape
+// or layout, a copy (also into another memory space), a data-moving fusion, or a reduce over
+// dimensions of extent 1 only (its output has as many elements as its input: each element is
+// reduced with the init value alone; XLA:TPU ends its all-to-all of counters with one).
+bool HandsValuesOn(const HloInstruction& instr) {
+  switch (instr.opcode) {
+    case Opcode::kGetTupleElement:
+    case Opcode::kBitcast:
+    case Opcode::kCopy:
+    case Opcode::kCopyStart:
+    case Opcode::kCopyDone:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+      return true;
+    case Opcode::kReduce:
+      return instr.operands.size() == 2 && instr.shape.IsArray() &&
+             instr.operands[0]->shape.IsArray() &&
+             instr.shape.ElementCount() == instr.operands[0]->shape.ElementCount();
+    default:
+      return MovesDataOnly(instr);
+  }
+}
+
+// The instructions that compute from what `reader` reads (it among them when it computes),
+// found past the instructions and collectives that only hand values on. `stop` ends the walk at
+// an instruction another analysis owns (a site's member). Each comes with the first collective
+// the values went through, or null.
+void ComputingReaders(const HloInstruction* reader, const HloInstruction* via,
+                      const std::function<bool(const HloInstruction*)>& stop,
+                      std::vector<std::pair<const HloInstruction*, const HloInstruction*>>& out) {
+  std::vector<std::pair<const HloInstruction*, const HloInstruction*>> frontier{{reader, via}};
+  std::set<const HloInstruction*> visited;
+  while (!frontier.empty()) {
+    const auto [at, through] = frontier.back();
+    frontier.pop_back();
+    if (!visited.insert(at).second || visited.size() > 4096) continue;
+    if (stop(at) || !HandsValuesOn(*at) || at->users.empty()) {
+      out.emplace_back(at, through);
+      continue;
+    }
+    for (const HloInstruction* user : at->users) {
+      if (!IsMovingCollective(user->opcode) && !IsCollectiveStart(*user)) {
+        frontier.emplace_back(user, through);
+        continue;
+      }
+      std::vector<const HloInstruction*> past;
+      for (size_t k = 0; k < user->operands.size(); ++k) {
+        if (user->operands[k] == at) ReadersPastCollective(*user, static_cast<int64_t>(k), past);
+      }
+      if (past.empty()) out.emplace_back(user, through);
+      for (const HloInstruction* next : past) frontier.emplace_back(next, through ? through : user);
+    }
+  }
+}
+
+// Whether `instr` holds a mask the site computed: a pred array from a compare (alone or in a
+// fusion), handed on through copies and reshapes.
+bool ComputesMask(const HloInstruction& instr) {
+  if (!instr.shape.IsArray() || instr.shape.element_type() != PrimitiveType::kPred) return false;
+  const HloInstruction* at = &instr;
+  for (int step = 0; step < 64 && at != nullptr; ++step) {
+    if (at->opcode == Opcode::kCompare) return true;
+    if (at->opcode == Opcode::kFusion) {
+      bool compare = false;
+      ForEachNested(at->Called("calls"),
+                    [&](const HloInstruction* i) { compare |= i->opcode == Opcode::kCompare; });
+      return compare;
+    }
+    if (!HandsValuesOn(*at) || at->operands.empty()) return false;
+    at = at->operands[0];
+  }
+  return false;
+}
+
 // A consumer that computes the dropout mask (a pred array) for a later instruction to select
 // with: the dropout ends there.
 bool SelectsWithMask(const HloInstruction& mask) {
   if (!mask.shape.IsArray() || mask.shape.element_type() != PrimitiveType::kPred) return false;
+  std::vector<std::pair<const HloInstruction*, const HloInstruction*>> readers;
   for (const HloInstruction* user : mask.users) {
+    ComputingReaders(
+        user, nullptr, [](const HloInstruction*) { return false; }, readers);
+  }
+  for (const auto& [user, via] : readers) {
     bool select = user->opcode == Opcode::kSelect;
     if (user->opcode == Opcode::kFusion) {
       ForEachNested(user->Called("calls"),
@@ -288,7 +368,23 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       if (past.empty()) readers.emplace_back(user, nullptr);
       for (const HloInstruction* reader : past) readers.emplace_back(reader, user);
     }
-    for (const auto& [user, via] : readers) {
+    // What computes from the values, past reshapes, copies and further exchanges (XLA:TPU's
+    // all-to-all of hash outputs is reshape, all-to-all, reduce, reshape), each with the direct
+    // reader that holds the member's buffer.
+    const auto owned = [&](const HloInstruction* i) {
+      return work.members.count(i) != 0 || site_of_.count(i) != 0 || shared_anchors_.count(i) != 0;
+    };
+    std::vector<std::tuple<const HloInstruction*, const HloInstruction*, const HloInstruction*>>
+        computing;
+    for (const auto& [reader, through] : readers) {
+      std::vector<std::pair<const HloInstruction*, const HloInstruction*>> found;
+      ComputingReaders(reader, through, owned, found);
+      for (const auto& [user, via] : found) {
+        if (work.members.count(user) != 0) continue;  // back into the site's own instructions
+        computing.emplace_back(user, via, through != nullptr ? through : reader);
+      }
+    }
+    for (const auto& [user, via, direct] : computing) {
       bool select = false;
       bool compare = false;
       bool log = false;
@@ -301,18 +397,11 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       if (user->opcode == Opcode::kFusion) ForEachNested(user->Called("calls"), look);
       // XLA may fuse the bernoulli's compare into the hash: the member hands over the mask, and
       // a consumer selecting with it completes the dropout.
-      bool mask_in_member = false;
-      if (member->opcode == Opcode::kFusion && member->shape.IsArray() &&
-          member->shape.element_type() == PrimitiveType::kPred) {
-        ForEachNested(member->Called("calls"), [&](const HloInstruction* i) {
-          mask_in_member |= i->opcode == Opcode::kCompare;
-        });
-      }
+      const bool mask_in_member = ComputesMask(*member);
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
         consumer_set.insert(user);
         // The member's own buffer is held until its direct reader (a collective's copy is a
         // buffer of its own).
-        const HloInstruction* direct = via != nullptr ? via : user;
         if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, direct)) {
           crossing.insert(member);
         }
