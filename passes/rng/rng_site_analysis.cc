@@ -112,6 +112,7 @@ RngSiteResult RngSiteFinder::Run() {
     }
     DescribeShapes(work);
     DescribeConsumers(work);
+    DescribeDropoutTensor(work);
   }
   for (size_t s = 0; s < sites_.size(); ++s) {
     SiteWork& work = sites_[s];

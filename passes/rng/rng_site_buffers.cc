@@ -18,6 +18,7 @@
 #include "passes/memory/live_range_analysis.h"
 #include "passes/rng/philox_expansion.h"
 #include "passes/rng/rng_site_finder.h"
+#include "passes/rng/rng_value_flow.h"
 #include "passes/rng/threefry_hashes.h"
 #include "passes/sharding/partition_offsets.h"
 
@@ -47,6 +48,22 @@ const ir::Shape* LargestArray(const ir::Shape& shape) {
   return largest;
 }
 
+// The words a threefry custom call (alone or as the root of the fusion wrapping it) outputs.
+int64_t HashCallWords(const HloInstruction& anchor) {
+  const HloInstruction* call = &anchor;
+  if (anchor.opcode == Opcode::kFusion) {
+    const HloComputation* fused = anchor.Called("calls");
+    call = fused != nullptr ? fused->root : nullptr;
+  }
+  if (call == nullptr || call->opcode != Opcode::kCustomCall) return 0;
+  if (call->shape.IsArray()) return call->shape.ElementCount();
+  int64_t words = 0;
+  for (const ir::Shape& element : call->shape.tuple_shapes()) {
+    if (element.IsArray()) words = SaturatingAdd(words, element.ElementCount());
+  }
+  return words;
+}
+
 }  // namespace
 
 void RngSiteFinder::DescribeShapes(SiteWork& work) {
@@ -57,8 +74,20 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   // the consumer), the consumer's shape.
   const ir::Shape* tensor = nullptr;
   const ir::Shape* bits = nullptr;  // what the site hands over for `tensor`: its element type
+  bool tensor_from_reader = false;  // `tensor` is a consumer's output, not the hash outputs
+  int64_t tensor_device = 0;        // the device's elements `tensor` stands for
+  if (site.mode.empty()) site.mode = CounterMode(work);
+  // Replicated mode hashes the flat counters split in halves: a device's bits are twice the
+  // lanes of its hash.
+  const auto doubles = [&](int64_t elements) {
+    return site.mode == "replicated" && work.lanes != nullptr &&
+           elements == work.lanes->ElementCount();
+  };
   int64_t largest = 0;
   int64_t gathered = 0;  // elements all-gathered (both halves of replicated mode's hash outputs)
+  const auto owned = [&](const HloInstruction* i) {
+    return work.members.count(i) != 0 || site_of_.count(i) != 0 || shared_anchors_.count(i) != 0;
+  };
   for (const HloInstruction* member : work.members) {
     if (member->parent != work.home) continue;
     if (IsU32Array(member->shape)) largest = std::max(largest, member->shape.ElementCount());
@@ -71,24 +100,59 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       // A multi-output consumer (XLA:TPU fuses the dropout with its neighbours) reads the bits
       // for its widest output.
       const ir::Shape* user_shape = LargestArray(user->shape);
-      if (user_shape == nullptr) continue;
+      if (user_shape == nullptr && !IsCollectiveStart(*user)) continue;
       // The bits of a generator's (state, bits) tuple are read by the users of the element
       // selected from it: the selection only names them.
       // rng-bit-generator's bits, generated whole on every device: the consumers' slice is the
       // device's tensor.
-      const bool selects = work.site.mode == "rbg" && SelectsAnchorWords(work, member, user);
+      // A fusion hashing several draws: the element holding this draw's outputs.
+      const bool selects = (work.site.mode == "rbg" && SelectsAnchorWords(work, member, user)) ||
+                           (work.shares_anchor && member == work.anchor &&
+                            user->opcode == Opcode::kGetTupleElement && user->shape.IsArray());
       if (!selects && !member->shape.IsArray()) continue;
       const ir::Shape& handed = selects ? user->shape.get() : member->shape.get();
       if (handed.ElementCount() < 2) continue;
       std::vector<const HloInstruction*> readers{user};
       if (selects && !user->users.empty()) readers.assign(user->users.begin(), user->users.end());
+      // What computes from the bits, past the exchanges and reshapes replicated mode puts
+      // between the hash and the dropout: its output is the device's tensor when smaller than
+      // what the site hands over (it keeps the device's part of gathered bits).
+      std::vector<std::pair<const HloInstruction*, const HloInstruction*>> computing;
       for (const HloInstruction* reader : readers) {
+        ComputingReadersOf(reader == user ? member : user, reader, owned, computing);
+      }
+      for (const auto& [reader, via] : computing) {
+        if (work.members.count(reader) != 0) continue;
+        // Another site computes from what the sites share (the iota of counters XLA keeps once
+        // for all draws of one shape), not from this site's bits.
+        const auto other = site_of_.find(reader);
+        if (other != site_of_.end() && &sites_[other->second] != &work) continue;
+        if (reader != work.anchor && shared_anchors_.count(reader) != 0) continue;
         const ir::Shape* read = reader == user ? user_shape : LargestArray(reader->shape);
         if (read == nullptr) continue;
-        const ir::Shape* candidate = handed.ElementCount() > read->ElementCount() ? read : &handed;
-        if (tensor == nullptr || candidate->ElementCount() > tensor->ElementCount()) {
+        // An instruction computing from the values (the dropout) produces the device's tensor;
+        // at equal sizes too (a half of replicated mode's hash outputs is as large).
+        const bool from_reader = handed.ElementCount() >= read->ElementCount() &&
+                                 !HandsValuesOn(*reader) && !IsMovingCollective(reader->opcode) &&
+                                 !IsCollectiveStart(*reader);
+        const ir::Shape* candidate =
+            handed.ElementCount() > read->ElementCount() || from_reader ? read : &handed;
+        // The largest device tensor wins, counting replicated mode's hash outputs twice (each
+        // lane makes two values); the candidates' order (of members, of users) never decides.
+        const bool is_reader = from_reader && candidate == read;
+        const int64_t elements = candidate->ElementCount();
+        const int64_t device =
+            !is_reader && doubles(elements) ? ir::SaturatingMul(elements, 2) : elements;
+        // At equal counts: the hash outputs' shape, then the one with more dimensions.
+        const auto rank = [](const ir::Shape* shape, int64_t n, bool computed) {
+          return std::make_tuple(n, !computed, shape->dims().size(), shape->dims());
+        };
+        if (tensor == nullptr ||
+            rank(candidate, device, is_reader) > rank(tensor, tensor_device, tensor_from_reader)) {
           tensor = candidate;
           bits = &handed;
+          tensor_from_reader = is_reader;
+          tensor_device = device;
         }
       }
     }
@@ -105,12 +169,16 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   if (tensor != nullptr) {
     site.shape = tensor->dims();
     site.local_elements = tensor->ElementCount();
-    if (anchor->opcode == Opcode::kRng || anchor->opcode == Opcode::kCustomCall) {
+    if (anchor->opcode == Opcode::kRng) {
       site.dtype =
           std::string(ir::PrimitiveTypeName((bits != nullptr ? bits : tensor)->element_type()));
+    } else if (anchor->opcode == Opcode::kCustomCall) {
+      // What the call outputs (a consumer may hand on a mask computed from it).
+      const ir::Shape* output = LargestArray(anchor->shape);
+      site.dtype = std::string(ir::PrimitiveTypeName(
+          (output != nullptr ? output : (bits != nullptr ? bits : tensor))->element_type()));
     }
   }
-  if (site.mode.empty()) site.mode = CounterMode(work);
   if (site.purpose != "bits" && site.mode == "replicated" && work.counters.size() == 2 &&
       work.counters[0]->opcode == Opcode::kConstant) {
     site.mode = "unknown";
@@ -119,23 +187,35 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   if (site.mode == "partitionable") {
     site.shards = PartitionShards(work);
     site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
+    // The cu_threefry2x32 call is not partitioned: each of its two outputs is the global
+    // tensor's counters hashed (the bits are their xor).
+    if (site.kind == "threefry-custom-call") {
+      const int64_t halves = HashCallWords(*anchor) / 2;
+      if (halves > site.global_elements && site.local_elements > 0) {
+        site.global_elements = halves;
+        site.shards = halves / site.local_elements;
+      }
+    }
   } else if (site.mode == "replicated" || site.mode == "rbg") {
     // Replicated mode hashes the flat counters split in halves: each pair of lanes makes two
     // values, so a device's bits are twice its lanes. Unrolled (GPU/TPU), XLA partitions the
     // lanes like any elementwise op and offsets each device's counters.
     const int64_t slices = site.kind == "threefry-expanded" ? EvaluatedShards(work) : 0;
-    if (site.mode == "replicated" && work.lanes != nullptr &&
+    if (site.mode == "replicated" && work.lanes != nullptr && !tensor_from_reader &&
         site.local_elements == work.lanes->ElementCount()) {
       site.local_elements = ir::SaturatingMul(site.local_elements, 2);
       site.shape = {site.local_elements};
     }
     // rng-bit-generator is not partitioned: every device generates the whole array (the
     // generator's bits output) and its consumers slice it.
-    const int64_t generated = site.mode == "rbg" && anchor->shape.IsTuple() &&
-                                      anchor->shape.tuple_shapes().size() >= 2 &&
-                                      anchor->shape.tuple_shapes()[1].IsArray()
-                                  ? anchor->shape.tuple_shapes()[1].ElementCount()
-                                  : 0;
+    int64_t generated = site.mode == "rbg" && anchor->shape.IsTuple() &&
+                                anchor->shape.tuple_shapes().size() >= 2 &&
+                                anchor->shape.tuple_shapes()[1].IsArray()
+                            ? anchor->shape.tuple_shapes()[1].ElementCount()
+                            : 0;
+    // The cu_threefry2x32 call is not partitioned: it hashes the global counters on every
+    // device, both halves of its outputs.
+    if (site.kind == "threefry-custom-call") generated = HashCallWords(*anchor);
     const int64_t counted = site.mode == "replicated" && site.kind == "threefry-expanded"
                                 ? ReplicatedCounterElements(work)
                                 : 0;
@@ -160,186 +240,6 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
   }
 }
-
-namespace {
-
-bool IsMovingCollective(Opcode opcode) {
-  return opcode == Opcode::kAllGather || opcode == Opcode::kCollectivePermute ||
-         opcode == Opcode::kAllToAll;
-}
-
-bool IsCollectiveStart(const HloInstruction& instr) {
-  if (instr.opcode == Opcode::kAllGatherStart || instr.opcode == Opcode::kCollectivePermuteStart) {
-    return true;
-  }
-  // An async pair wrapping an all-gather, collective-permute or all-to-all.
-  const HloComputation* wrapped =
-      instr.opcode == Opcode::kAsyncStart ? instr.Called("calls") : nullptr;
-  return wrapped != nullptr && wrapped->root != nullptr &&
-         IsMovingCollective(wrapped->root->opcode);
-}
-
-const HloInstruction* DoneOf(const HloInstruction& start) {
-  for (const HloInstruction* user : start.users) {
-    if (user->opcode == Opcode::kAllGatherDone || user->opcode == Opcode::kCollectivePermuteDone ||
-        user->opcode == Opcode::kAsyncDone) {
-      return user;
-    }
-  }
-  return nullptr;
-}
-
-// A fusion that only moves data (slices, bitcasts, concatenations of its parameters).
-bool MovesDataOnly(const HloInstruction& instr) {
-  if (instr.opcode != Opcode::kFusion) return false;
-  const HloComputation* fused = instr.Called("calls");
-  if (fused == nullptr) return false;
-  for (const HloInstruction* i : fused->instructions) {
-    switch (i->opcode) {
-      case Opcode::kParameter:
-      case Opcode::kSlice:
-      case Opcode::kDynamicSlice:
-      case Opcode::kBitcast:
-      case Opcode::kReshape:
-      case Opcode::kCopy:
-      case Opcode::kConcatenate:
-      case Opcode::kConstant:
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
-// Where the random values a collective moves are read: the users of the part of its result
-// that holds operand `operand` (a combined collective gathers several sites' values, one tuple
-// element each), through its done, get-tuple-elements, bitcasts, copies and data-moving fusions.
-void ReadersPastCollective(const HloInstruction& collective, int64_t operand,
-                           std::vector<const HloInstruction*>& out) {
-  const HloInstruction* result = &collective;
-  if (!IsMovingCollective(collective.opcode)) result = DoneOf(collective);
-  if (result == nullptr) return;
-  const bool per_operand = collective.operands.size() > 1 && result->shape.IsTuple();
-  std::vector<const HloInstruction*> frontier;
-  for (const HloInstruction* user : result->users) {
-    if (!per_operand) {
-      frontier.push_back(user);
-    } else if (user->opcode == Opcode::kGetTupleElement && user->tuple_index == operand) {
-      frontier.push_back(user);
-    }
-  }
-  std::set<const HloInstruction*> visited;
-  while (!frontier.empty()) {
-    const HloInstruction* at = frontier.back();
-    frontier.pop_back();
-    if (!visited.insert(at).second || visited.size() > 4096) continue;
-    const bool pass = at->opcode == Opcode::kGetTupleElement || at->opcode == Opcode::kBitcast ||
-                      at->opcode == Opcode::kCopy || at->opcode == Opcode::kReshape ||
-                      MovesDataOnly(*at);
-    if (!pass) {
-      out.push_back(at);
-      continue;
-    }
-    for (const HloInstruction* user : at->users) frontier.push_back(user);
-  }
-}
-
-// Whether `instr` hands its operand's values on without computing from them: a change of shape
-// or layout, a copy (also into another memory space), a data-moving fusion, or a reduce over
-// dimensions of extent 1 only (its output has as many elements as its input: each element is
-// reduced with the init value alone; XLA:TPU ends its all-to-all of counters with one).
-bool HandsValuesOn(const HloInstruction& instr) {
-  switch (instr.opcode) {
-    case Opcode::kGetTupleElement:
-    case Opcode::kBitcast:
-    case Opcode::kCopy:
-    case Opcode::kCopyStart:
-    case Opcode::kCopyDone:
-    case Opcode::kReshape:
-    case Opcode::kTranspose:
-      return true;
-    case Opcode::kReduce:
-      return instr.operands.size() == 2 && instr.shape.IsArray() &&
-             instr.operands[0]->shape.IsArray() &&
-             instr.shape.ElementCount() == instr.operands[0]->shape.ElementCount();
-    default:
-      return MovesDataOnly(instr);
-  }
-}
-
-// The instructions that compute from what `reader` reads (it among them when it computes),
-// found past the instructions and collectives that only hand values on. `stop` ends the walk at
-// an instruction another analysis owns (a site's member). Each comes with the first collective
-// the values went through, or null.
-void ComputingReaders(const HloInstruction* reader, const HloInstruction* via,
-                      const std::function<bool(const HloInstruction*)>& stop,
-                      std::vector<std::pair<const HloInstruction*, const HloInstruction*>>& out) {
-  std::vector<std::pair<const HloInstruction*, const HloInstruction*>> frontier{{reader, via}};
-  std::set<const HloInstruction*> visited;
-  while (!frontier.empty()) {
-    const auto [at, through] = frontier.back();
-    frontier.pop_back();
-    if (!visited.insert(at).second || visited.size() > 4096) continue;
-    if (stop(at) || !HandsValuesOn(*at) || at->users.empty()) {
-      out.emplace_back(at, through);
-      continue;
-    }
-    for (const HloInstruction* user : at->users) {
-      if (!IsMovingCollective(user->opcode) && !IsCollectiveStart(*user)) {
-        frontier.emplace_back(user, through);
-        continue;
-      }
-      std::vector<const HloInstruction*> past;
-      for (size_t k = 0; k < user->operands.size(); ++k) {
-        if (user->operands[k] == at) ReadersPastCollective(*user, static_cast<int64_t>(k), past);
-      }
-      if (past.empty()) out.emplace_back(user, through);
-      for (const HloInstruction* next : past) frontier.emplace_back(next, through ? through : user);
-    }
-  }
-}
-
-// Whether `instr` holds a mask the site computed: a pred array from a compare (alone or in a
-// fusion), handed on through copies and reshapes.
-bool ComputesMask(const HloInstruction& instr) {
-  if (!instr.shape.IsArray() || instr.shape.element_type() != PrimitiveType::kPred) return false;
-  const HloInstruction* at = &instr;
-  for (int step = 0; step < 64 && at != nullptr; ++step) {
-    if (at->opcode == Opcode::kCompare) return true;
-    if (at->opcode == Opcode::kFusion) {
-      bool compare = false;
-      ForEachNested(at->Called("calls"),
-                    [&](const HloInstruction* i) { compare |= i->opcode == Opcode::kCompare; });
-      return compare;
-    }
-    if (!HandsValuesOn(*at) || at->operands.empty()) return false;
-    at = at->operands[0];
-  }
-  return false;
-}
-
-// A consumer that computes the dropout mask (a pred array) for a later instruction to select
-// with: the dropout ends there.
-bool SelectsWithMask(const HloInstruction& mask) {
-  if (!mask.shape.IsArray() || mask.shape.element_type() != PrimitiveType::kPred) return false;
-  std::vector<std::pair<const HloInstruction*, const HloInstruction*>> readers;
-  for (const HloInstruction* user : mask.users) {
-    ComputingReaders(
-        user, nullptr, [](const HloInstruction*) { return false; }, readers);
-  }
-  for (const auto& [user, via] : readers) {
-    bool select = user->opcode == Opcode::kSelect;
-    if (user->opcode == Opcode::kFusion) {
-      ForEachNested(user->Called("calls"),
-                    [&](const HloInstruction* i) { select |= i->opcode == Opcode::kSelect; });
-    }
-    if (select) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 void RngSiteFinder::DescribeConsumers(SiteWork& work) {
   std::set<std::string> seen;
@@ -427,6 +327,9 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
           " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) +
           (via != nullptr ? ", through " + std::string(via->name) : "") +
           (mask_in_member && what.rfind("key of", 0) != 0 ? ", mask computed with the hash)" : ")");
+      if (what.rfind("dropout (mask and select)", 0) == 0 && user != work.anchor) {
+        work.dropout_readers.push_back(user);
+      }
       if (seen.insert(what).second) work.site.consumers.push_back(what);
     }
   }
@@ -454,6 +357,32 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
   }
   std::sort(work.site.consumers.begin(), work.site.consumers.end());
   work.site.consumer_count = static_cast<int64_t>(consumer_set.size());
+}
+
+void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
+  RngSite& site = work.site;
+  // The cu_threefry2x32 call is not partitioned in either mode: its outputs are global and the
+  // dropouts take the device's part.
+  if ((site.mode != "replicated" && site.kind != "threefry-custom-call") ||
+      work.dropout_readers.empty()) {
+    return;
+  }
+  const auto from_site = [&](const HloInstruction* operand) {
+    return FromSite(operand, work.members);
+  };
+  const ir::Shape* tensor = nullptr;
+  for (const HloInstruction* reader : work.dropout_readers) {
+    const ir::Shape* shape = DropoutSelectShape(*reader, from_site);
+    if (shape != nullptr && shape->ElementCount() > 1 &&
+        (tensor == nullptr || shape->ElementCount() > tensor->ElementCount())) {
+      tensor = shape;
+    }
+  }
+  if (tensor == nullptr || tensor->ElementCount() == site.local_elements) return;
+  site.shape = tensor->dims();
+  site.local_elements = tensor->ElementCount();
+  site.global_elements = std::max(site.global_elements, site.local_elements);
+  site.shards = site.global_elements / site.local_elements;
 }
 
 std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor,

@@ -130,6 +130,8 @@ struct SiteWork {
   std::vector<const HloInstruction*> holders;
   // rng-bit-generator expanded by XLA into Philox arithmetic inside the anchor fusion.
   std::optional<PhiloxExpansion> philox;
+  // Consumers outside the site completing a dropout with its bits (DescribeConsumers).
+  std::vector<const HloInstruction*> dropout_readers;
 };
 
 class RngSiteFinder {
@@ -170,6 +172,9 @@ class RngSiteFinder {
   void CollectMembers();
   void DescribeShapes(SiteWork& work);
   void DescribeConsumers(SiteWork& work);
+  // Replicated mode and unpartitioned hash calls: the device's tensor is the shape its dropouts
+  // select in.
+  void DescribeDropoutTensor(SiteWork& work);
   // `live_ranges` is null for a module without a schedule.
   void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
                       const LiveRangeAnalysis* live_ranges);
