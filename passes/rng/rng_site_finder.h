@@ -154,6 +154,8 @@ class RngSiteFinder {
                       const HloInstruction* user) const;
   void KeepConnectedMembers();
   void FindHoistedProducers();
+  void AssignByDataflow(const std::vector<int>& sites,
+                        const std::vector<const HloInstruction*>& candidates);
   std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);

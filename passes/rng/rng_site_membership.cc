@@ -376,6 +376,45 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
 // `jit(train_step)/rng_bit_generator`) keeps only the members the dataflow joins to its anchor
 // through other members (its counters, the generator state, the bits): its scope alone would
 // take every random-only instruction of the module.
+// Sites of one scope share its instructions by dataflow: each goes to the site whose anchor
+// reaches it first, breadth first through operands and users among the candidates (the anchors
+// in site order, so a counter several hashes read goes to the first); the rest to the first.
+void RngSiteFinder::AssignByDataflow(const std::vector<int>& sites,
+                                     const std::vector<const HloInstruction*>& candidates) {
+  const std::unordered_set<const HloInstruction*> open(candidates.begin(), candidates.end());
+  std::unordered_set<const HloInstruction*> claimed;
+  std::vector<std::pair<const HloInstruction*, int>> frontier;
+  for (const int s : sites) {
+    const HloInstruction* anchor = sites_[s].anchor;
+    frontier.emplace_back(anchor, s);
+    // A loop's state comes in through its init tuple.
+    if (anchor->opcode == Opcode::kWhile && !anchor->operands.empty()) {
+      if (const HloInstruction* init = LoopInitTuple(anchor->operands[0]); init != nullptr) {
+        frontier.emplace_back(init, s);
+      }
+    }
+    for (const HloInstruction* holder : sites_[s].holders) frontier.emplace_back(holder, s);
+  }
+  for (const auto& [start, s] : frontier) claimed.insert(start);
+  while (!frontier.empty()) {
+    std::vector<std::pair<const HloInstruction*, int>> next;
+    for (const auto& [at, s] : frontier) {
+      const auto visit = [&, site = s](const HloInstruction* neighbour) {
+        if (open.count(neighbour) == 0 || !claimed.insert(neighbour).second) return;
+        site_of_[neighbour] = site;
+        next.emplace_back(neighbour, site);
+      };
+      for (const HloInstruction* operand : at->operands) visit(operand);
+      for (const HloInstruction* user : at->users) visit(user);
+    }
+    frontier = std::move(next);
+  }
+  // What no anchor reaches through the scope's own instructions goes to its first site.
+  for (const HloInstruction* instr : candidates) {
+    if (claimed.count(instr) == 0) site_of_[instr] = sites.front();
+  }
+}
+
 void RngSiteFinder::KeepConnectedMembers() {
   std::vector<std::vector<const HloInstruction*>> by_site(sites_.size());
   for (const auto& [instr, s] : site_of_) by_site[static_cast<size_t>(s)].push_back(instr);
@@ -471,26 +510,40 @@ void RngSiteFinder::CollectMembers() {
     }
   }
   for (const auto& [computation, indices] : by_computation) {
-    // Scope -> the first site with it; an instruction goes to the site of its longest op_name
-    // prefix (at a '/') that is a scope.
-    std::unordered_map<std::string_view, int> site_of_scope;
+    // Scope -> the sites with it; an instruction goes to the site of its longest op_name prefix
+    // (at a '/') that is a scope.
+    std::unordered_map<std::string_view, std::vector<int>> sites_of_scope;
     for (const int s : indices) {
       const std::string& scope = sites_[s].site.scope;
-      if (!scope.empty()) site_of_scope.emplace(scope, s);
+      if (!scope.empty()) sites_of_scope[scope].push_back(s);
     }
-    if (site_of_scope.empty()) continue;
+    if (sites_of_scope.empty()) continue;
+    // Scopes several sites share (JAX 0.4 names every call of a cached jit(_uniform) after its
+    // first): their instructions, for the dataflow to decide.
+    std::map<std::string_view, std::vector<const HloInstruction*>> shared_scope;
     for (const HloInstruction* instr : computation->instructions) {
       if (site_of_.count(instr) != 0 || shared_anchors_.count(instr) != 0) continue;
       const std::string_view op_name = instr->metadata().op_name;
-      int best = -1;
-      for (size_t length = op_name.size(); length > 0 && best < 0;) {
-        const auto found = site_of_scope.find(op_name.substr(0, length));
-        if (found != site_of_scope.end()) best = found->second;
+      const std::vector<int>* best = nullptr;
+      std::string_view best_scope;
+      for (size_t length = op_name.size(); length > 0 && best == nullptr;) {
+        const auto found = sites_of_scope.find(op_name.substr(0, length));
+        if (found != sites_of_scope.end()) {
+          best = &found->second;
+          best_scope = found->first;
+        }
         const size_t slash = op_name.rfind('/', length - 1);
         length = slash == std::string_view::npos ? 0 : slash;
       }
-      if (best < 0 || !RandomOnly(instr)) continue;
-      site_of_[instr] = best;
+      if (best == nullptr || !RandomOnly(instr)) continue;
+      if (best->size() == 1) {
+        site_of_[instr] = best->front();
+      } else {
+        shared_scope[best_scope].push_back(instr);
+      }
+    }
+    for (const auto& [scope, candidates] : shared_scope) {
+      AssignByDataflow(sites_of_scope.at(scope), candidates);
     }
   }
   KeepConnectedMembers();

@@ -753,8 +753,10 @@ using rng_internal::LastComponent;
 std::string RngScope(std::string_view op_name) {
   std::string_view scope = op_name;
   const std::string_view last = LastComponent(scope);
-  if (last == "while" || last == "threefry2x32" || last == "rng_bit_generator" ||
-      last == "rng_uniform" || last == "random_bits") {
+  // JAX 0.4 writes a primitive's parameters after its name: "while[cond_nconsts=0 ...]".
+  const std::string_view primitive = last.substr(0, last.find('['));
+  if (primitive == "while" || primitive == "threefry2x32" || primitive == "rng_bit_generator" ||
+      primitive == "rng_uniform" || primitive == "random_bits") {
     scope = scope.substr(0, scope.size() - std::min(scope.size(), last.size() + 1));
   }
   // Key derivation keeps its own function in the scope (".../jit(_threefry_fold_in)/...").
