@@ -53,6 +53,7 @@ int RunRngSites(const RngSitesOptions& options) {
                            Progress::Get().Update(std::string(input.module->name) + ": rng sites");
                            passes::RngSiteOptions rng_options;
                            rng_options.stage = StageHintOf(input);
+                           rng_options.platform = MemoryProfileOf(input).platform;
                            passes::ModuleAnalyses analyses(*input.module);
                            passes::RngSiteResult result =
                                passes::AnalyzeRngSites(analyses, rng_options);

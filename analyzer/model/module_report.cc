@@ -33,6 +33,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   passes::RngSiteOptions rng;
   rng.collectives = &report.collectives;
   rng.stage = StageHintOf(input);
+  rng.platform = memory.platform.platform;
   report.rng = passes::AnalyzeRngSites(*analyses, rng);
   progress.Update(name + ": remat what-if");
   passes::EstimateRematSavings(*analyses, report.memory.prediction, report.rng, memory);

@@ -145,14 +145,36 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.global_elements = site.global_elements;
       geometry.devices = site.shards;
       geometry.consumers = site.consumer_count;
+      geometry.unrolled = site.kind == "threefry-expanded";
       site.whatif = PredictRngCosts(geometry);
+      // The dropout's mask is computed from the bits, whichever way they were made: where
+      // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
+      // the cheap pred output for the fusions that read it), a lowering fusing the hash keeps
+      // it too. XLA:TPU's pred buffers are relayouts of its exchanges, not carried over.
+      int64_t masks = 0;
+      if (options_.platform == Platform::kGpu) {
+        for (const RngSiteBuffer& buffer : site.buffers) {
+          if (buffer.role == "mask") masks = SaturatingAdd(masks, buffer.bytes);
+        }
+      }
       // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into
       // its consumers: partitionable mode materializes nothing (testdata/gpu_lowered, compiled
       // by XLA:CPU). The rolled loop of XLA:CPU keeps the formula of rng_whatif.h.
       if (site.kind == "threefry-expanded" &&
           (site.mode == "replicated" || (site.mode == "partitionable" && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
+        site.whatif.partitionable.memory_bytes = masks;
         fused_sites |= !BitsLeave(work);
+      }
+      if (geometry.unrolled) {
+        site.whatif.replicated.memory_bytes =
+            SaturatingAdd(site.whatif.replicated.memory_bytes, masks);
+      }
+      // XLA:GPU expands rng-bit-generator into Philox arithmetic and fuses it into its
+      // consumers, as it fuses an unrolled hash.
+      if (geometry.unrolled && options_.platform == Platform::kGpu) {
+        site.whatif.rbg = site.whatif.fused;
+        site.whatif.rbg.memory_bytes = masks;
       }
       // XLA:GPU expands rng-bit-generator into Philox and fuses it into the consumer, which
       // computes the global words and keeps its slice: nothing is materialized.

@@ -41,12 +41,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/hlo.h"
 #include "passes/collectives/collective_analysis.h"
 #include "passes/finding_kinds.h"
+#include "passes/memory/platform_profile.h"
 #include "passes/module_analyses.h"
 #include "passes/module_facts.h"
 #include "passes/rng/rng_whatif.h"
@@ -60,6 +62,9 @@ struct RngSiteOptions {
   int64_t rolled_trip_count = 5;
   // How far XLA got with the module, from its file name (passes/module_facts.h).
   StageHint stage = StageHint::kUnknown;
+  // The platform that compiled the module, when known: the what-if follows its lowerings
+  // (XLA:GPU expands rng-bit-generator into Philox fused with its consumers).
+  std::optional<Platform> platform;
 };
 
 // A buffer a site materializes, in the words of XLA's OOM listing.

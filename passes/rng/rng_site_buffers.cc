@@ -387,12 +387,22 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
 
 std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
                        const HloComputation* home) {
-  if (instr->parent != home) return "loop temporaries (hash state copies)";
   switch (instr->opcode) {
     case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
       return "all-gathered hash outputs";
     case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermuteDone:
       return "exchanged counters";
+    default:
+      break;
+  }
+  // Collectives are where XLA put them (an async pair wraps its own computation); anything
+  // else outside the anchor's computation is the loop's.
+  if (instr->parent != home) return "loop temporaries (hash state copies)";
+  switch (instr->opcode) {
     case Opcode::kConcatenate:
       return "bits (concatenated hash outputs)";
     case Opcode::kCustomCall:
@@ -419,6 +429,44 @@ std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor
   return "derived";
 }
 
+namespace {
+
+// The operand whose values the collective's output at `index` holds: an all-gather,
+// all-to-all or collective-permute (element k of a combined one is operand k's), the output
+// half {1, k} of its async start, or the done's element k. Null for anything else.
+const HloInstruction* MovedOperand(const HloInstruction& instr, const ShapeIndex& index) {
+  const HloInstruction* collective = &instr;
+  ShapeIndex at = index;
+  const bool done = instr.opcode == Opcode::kAllGatherDone ||
+                    instr.opcode == Opcode::kCollectivePermuteDone ||
+                    instr.opcode == Opcode::kAsyncDone;
+  if (done) {
+    if (instr.operands.empty() || !IsCollectiveStart(*instr.operands[0])) return nullptr;
+    collective = instr.operands[0];
+  } else if (IsCollectiveStart(instr)) {
+    if (at.empty() || at[0] != 1) return nullptr;  // {0, k} is the operand itself
+    at.erase(at.begin());
+  } else if (!IsMovingCollective(instr.opcode)) {
+    return nullptr;
+  }
+  const size_t k = at.empty() ? 0 : static_cast<size_t>(std::max<int64_t>(at[0], 0));
+  const HloInstruction* operand = collective->operands.size() == 1  ? collective->operands[0]
+                                  : k < collective->operands.size() ? collective->operands[k]
+                                                                    : nullptr;
+  // The collective an async pair wraps reads the async-start's operands as its parameters.
+  if (operand != nullptr && operand->opcode == Opcode::kParameter && operand->parent != nullptr &&
+      operand->parent->callers.size() == 1 &&
+      operand->parent->callers[0]->opcode == Opcode::kAsyncStart) {
+    const HloInstruction* start = operand->parent->callers[0];
+    const int64_t n = operand->parameter_number;
+    operand =
+        n >= 0 && n < static_cast<int64_t>(start->operands.size()) ? start->operands[n] : nullptr;
+  }
+  return operand;
+}
+
+}  // namespace
+
 void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
                                    const LiveRangeAnalysis* live_ranges) {
   // buffer id -> (site, first member value)
@@ -439,6 +487,14 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
       if (site >= 0 && !OutputIsRandom(sites_[site], index[0])) site = -1;
     } else {
       const auto member = site_of_.find(value.instruction);
+      if (member != site_of_.end()) site = member->second;
+    }
+    // What a collective delivers of a site's values (XLA combines the gathers of several sites
+    // into one all-gather-start): the site of the operand it moves.
+    if (site < 0) {
+      const HloInstruction* moved =
+          MovedOperand(*value.instruction, dataflow.SlotIndex(value.slot));
+      const auto member = moved != nullptr ? site_of_.find(moved) : site_of_.end();
       if (member != site_of_.end()) site = member->second;
     }
     if (site < 0) {

@@ -28,8 +28,9 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   const int64_t m = CeilDiv(half, devices);
   const int64_t pair_words = SaturatingMul(word, m);
   // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces 20m.
-  int64_t replicated = SaturatingMul(g.consumers > 1 ? 2 : 1, global_words);
-  replicated = SaturatingAdd(replicated, SaturatingMul(9, pair_words));
+  // Unrolled: no loop state, the hash outputs 8m; the consumers fuse the concatenation.
+  int64_t replicated = SaturatingMul(g.consumers > 1 && !g.unrolled ? 2 : 1, global_words);
+  replicated = SaturatingAdd(replicated, SaturatingMul(g.unrolled ? 7 : 9, pair_words));
   out.replicated.memory_bytes = replicated;
   if (devices > 1) {
     const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather

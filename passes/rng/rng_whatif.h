@@ -2,9 +2,12 @@
 // buffers it materializes and the bytes each device sends, as closed formulas of the site's
 // geometry (local and global element counts, the devices the tensor is split over).
 //
-// The formulas are calibrated on XLA:CPU's own dumps of the same program in both threefry modes
-// (testdata/, rng_site_analysis_test.cc checks each prediction against the other dump within 10 %),
-// with u32 bits (an f32 dropout). With nl local elements, n global, P shards, m = ceil(n/2)/P
+// Each formula counts the buffers one lowering materializes, by role, checked against XLA's dumps
+// of the same program in both threefry modes (testdata/; tools/rng_flip_table.py prints every
+// pair, rng_site_analysis_test.cc asserts the XLA:CPU ones within 10 %), with u32 bits (an f32
+// dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
+// fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
+// and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n global, P shards, m = ceil(n/2)/P
 // counter pairs hashed per device, words of 4 bytes:
 //
 //   partitionable  2 counter arrays, hashed in place by the rolled loop, plus the loop's copies of
@@ -15,6 +18,14 @@
 //                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
 //                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m.
+//   replicated, unrolled (JAX's GPU/TPU lowering, threefry-expanded): no loop, so no loop
+//                  state or copies; each device's hash outputs (2 x 4m) and the counter pieces
+//                  the permutes deliver (5 x 4m) are buffers of their own, the gathered halves
+//                  (4n) are read by the consumers, which fuse the concatenation:
+//                  4n + 28m. Wire as above. This is XLA:GPU's lowering (all-gathers of the
+//                  halves, checked against every GPU pair of the corpus); XLA:TPU exchanges
+//                  the bits with all-to-alls between relayout copies instead, not modelled
+//                  (its replicated memory comes out 29-56% under, its wire about 3x over).
 //   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device
 //                  (XLA's SPMD partitioner replicates it: testdata/dumps/dp8_rbg_remat, global
 //                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
@@ -52,6 +63,9 @@ struct RngGeometry {
   // Instructions that read the bits: XLA fuses replicated mode's concatenation of the gathered
   // halves into a single consumer, and materializes it for several.
   int64_t consumers = 1;
+  // The hash's rounds unrolled into elementwise ops (threefry-expanded) rather than XLA:CPU's
+  // rolled loop.
+  bool unrolled = false;
 };
 
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
