@@ -137,6 +137,9 @@ RngSiteResult RngSiteFinder::Run() {
                  module_.is_scheduled ? &analyses_.LiveRanges() : nullptr);
   AttachCollectives(dataflow);
   bool fused_sites = false;
+  // A site inside a loop (a scanned layer, gradient accumulation) runs once per iteration: its
+  // what-if sends that many times per step, as its collectives do.
+  const std::map<const HloComputation*, int64_t> executions = ComputationExecutionCounts(module_);
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
     if (site.purpose == "bits") {
@@ -181,6 +184,14 @@ RngSiteResult RngSiteFinder::Run() {
       if (work.philox && !BitsLeave(work)) {
         site.whatif.rbg = site.whatif.fused;
         fused_sites = true;
+      }
+      const auto runs = executions.find(work.anchor->parent);
+      if (runs != executions.end() && runs->second > 1) {
+        for (RngCost* cost : {&site.whatif.replicated, &site.whatif.partitionable, &site.whatif.rbg,
+                              &site.whatif.fused}) {
+          cost->wire_bytes_per_device =
+              ir::SaturatingMul(cost->wire_bytes_per_device, runs->second);
+        }
       }
     }
   }
