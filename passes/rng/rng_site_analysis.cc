@@ -149,6 +149,7 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.devices = site.shards;
       geometry.consumers = site.consumer_count;
       geometry.unrolled = site.kind == "threefry-expanded";
+      geometry.hash_call = site.kind == "threefry-custom-call";
       site.whatif = PredictRngCosts(geometry);
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
@@ -169,13 +170,17 @@ RngSiteResult RngSiteFinder::Run() {
         site.whatif.partitionable.memory_bytes = masks;
         fused_sites |= !BitsLeave(work);
       }
-      if (geometry.unrolled) {
+      if (geometry.unrolled || geometry.hash_call) {
         site.whatif.replicated.memory_bytes =
             SaturatingAdd(site.whatif.replicated.memory_bytes, masks);
       }
+      if (geometry.hash_call) {
+        site.whatif.partitionable.memory_bytes =
+            SaturatingAdd(site.whatif.partitionable.memory_bytes, masks);
+      }
       // XLA:GPU expands rng-bit-generator into Philox arithmetic and fuses it into its
       // consumers, as it fuses an unrolled hash.
-      if (geometry.unrolled && options_.platform == Platform::kGpu) {
+      if ((geometry.unrolled || geometry.hash_call) && options_.platform == Platform::kGpu) {
         site.whatif.rbg = site.whatif.fused;
         site.whatif.rbg.memory_bytes = masks;
       }
@@ -229,8 +234,14 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.local_elements = work.site.local_elements;
       geometry.global_elements = work.site.global_elements;
       geometry.devices = work.site.shards;
+      geometry.hash_call = work.site.kind == "threefry-custom-call";
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
           result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
+      if (geometry.hash_call) {
+        result.totals.whatif.partitionable.memory_bytes =
+            SaturatingAdd(result.totals.whatif.partitionable.memory_bytes,
+                          SharedReplicatedCounterBytes(geometry));
+      }
     }
   }
   for (SiteWork& work : sites_) {

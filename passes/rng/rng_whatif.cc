@@ -39,6 +39,16 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
         SaturatingAdd(SaturatingMul(2, ring), SaturatingMul(5, pair_words));
   }
 
+  if (g.hash_call) {
+    out.partitionable.memory_bytes = SaturatingMul(4, global_words);
+    out.replicated.memory_bytes =
+        SaturatingAdd(SaturatingMul(3, global_words), SaturatingMul(2, pair_words));
+    if (devices > 1) {
+      const int64_t gathered = SaturatingMul(word, half);
+      out.replicated.wire_bytes_per_device =
+          SaturatingMul(2, SaturatingMul(gathered, devices - 1) / devices);
+    }
+  }
   // rbg: not partitioned, the global bits on every device.
   out.rbg.memory_bytes = global_words;
   // fused: nothing.
@@ -48,6 +58,7 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
 int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
   const int64_t devices = g.devices > 0 ? g.devices : 1;
   const int64_t n = std::max(g.global_elements, g.local_elements);
+  if (g.hash_call) return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), n);
   return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
 }
 

@@ -7,8 +7,8 @@
 // pair, rng_site_analysis_test.cc asserts the XLA:CPU ones within 10 %), with u32 bits (an f32
 // dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
 // fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
-// and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n global, P shards, m = ceil(n/2)/P
-// counter pairs hashed per device, words of 4 bytes:
+// and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n
+// global, P shards, m = ceil(n/2)/P counter pairs hashed per device, words of 4 bytes:
 //
 //   partitionable  2 counter arrays, hashed in place by the rolled loop, plus the loop's copies of
 //                  its state: 4 x 4nl.                                        No collectives.
@@ -26,6 +26,12 @@
 //                  halves, checked against every GPU pair of the corpus); XLA:TPU exchanges
 //                  the bits with all-to-alls between relayout copies instead, not modelled
 //                  (its replicated memory comes out 29-56% under, its wire about 3x over).
+//   hash call      cu_threefry2x32 is not partitioned: every device passes it the global
+//                  counters and gets the global outputs. Partitionable: hi and lo counters and
+//                  both outputs, 4 x 4n. Replicated: the device's pieces (2 x 4m) all-gathered
+//                  into the global halves (4n), handed to the call (4n) and its outputs (4n):
+//                  12n + 8m; wire the two all-gathers, no permutes. Both modes share the global
+//                  iota once per module and geometry: 2 x 4n.
 //   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device
 //                  (XLA's SPMD partitioner replicates it: testdata/dumps/dp8_rbg_remat, global
 //                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
@@ -66,10 +72,13 @@ struct RngGeometry {
   // The hash's rounds unrolled into elementwise ops (threefry-expanded) rather than XLA:CPU's
   // rolled loop.
   bool unrolled = false;
+  // The hash is the cu_threefry2x32 custom call (jax_threefry_gpu_kernel_lowering), which XLA
+  // does not partition: it hashes the global counters on every device.
+  bool hash_call = false;
 };
 
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
-// shared iota and its two slices, CSE'd): 4 x 4m.
+// shared iota and its two slices, CSE'd): 4 x 4m; for the hash call, the global iota 2 x 4n.
 int64_t SharedReplicatedCounterBytes(const RngGeometry& geometry);
 
 // Saturating: sizes come from untrusted dumps; a result that would overflow int64 is INT64_MAX.
