@@ -38,7 +38,7 @@
 #include "analyzer/model/check_result.h"
 #include "analyzer/model/module_diff.h"
 #include "analyzer/model/module_report.h"
-#include "analyzer/model/module_stage.h"
+#include "analyzer/model/rng_report.h"
 #include "analyzer/model/topology_presets.h"
 #include "analyzer/views/check_view.h"
 #include "analyzer/views/ci_formats.h"
@@ -55,7 +55,6 @@
 #include "passes/collectives/collective_prediction.h"
 #include "passes/memory/memory_analysis.h"
 #include "passes/module_facts.h"
-#include "passes/rng/rng_remat_saving.h"
 #include "passes/rng/rng_site_analysis.h"
 #include "passes/stats_analysis.h"
 #include "testing/fuzz_budget.h"
@@ -151,18 +150,8 @@ void RenderCollectives(const dump::ModuleInput& input) {
 
 // `spmdsim rng sites`, with the remat what-if as the command adds it.
 void RenderRngSites(const dump::ModuleInput& input) {
-  passes::RngSiteResult result = passes::AnalyzeRngSites(*input.module);
-  bool residuals = false;
-  for (const passes::RngFinding& f : result.findings)
-    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
-  if (residuals) {
-    passes::MemoryAnalysisOptions memory;
-    memory.per_device_from_shardings = IsUnpartitioned(input);
-    memory.timeline_points = 1;
-    memory.live_at_peak_limit = 1;
-    const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(*input.module, memory);
-    passes::EstimateRematSavings(*input.module, baseline, result, memory);
-  }
+  passes::ModuleAnalyses analyses(*input.module);
+  const passes::RngSiteResult result = BuildRngReport(input, analyses);
   std::ostringstream text;
   for (const bool all : {false, true}) {
     RngSitesViewOptions view;

@@ -7,13 +7,9 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
-#include "analyzer/model/module_platform.h"
-#include "analyzer/model/module_stage.h"
+#include "analyzer/model/rng_report.h"
 #include "analyzer/views/rng_sites_view.h"
 #include "analyzer/views/stats_view.h"
-#include "passes/memory/memory_analysis.h"
-#include "passes/rng/rng_remat_saving.h"
-#include "passes/rng/rng_site_analysis.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -23,23 +19,6 @@ struct RngSitesOptions {
   bool all = false;
   int64_t buffers = 4;
 };
-
-// The saving at the peak of recomputing the key residuals (sized per device from the shardings
-// for a module not partitioned yet, as `analyze` does).
-void AddRematWhatIf(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
-                    passes::RngSiteResult& result) {
-  bool residuals = false;
-  for (const passes::RngFinding& f : result.findings)
-    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
-  if (!residuals) return;
-  passes::MemoryAnalysisOptions memory;
-  memory.platform = MemoryProfileOf(input);
-  memory.per_device_from_shardings = IsUnpartitioned(input);
-  memory.timeline_points = 1;
-  memory.live_at_peak_limit = 1;
-  const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(analyses, memory);
-  passes::EstimateRematSavings(analyses, baseline, result, memory);
-}
 
 int RunRngSites(const RngSitesOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
@@ -51,13 +30,8 @@ int RunRngSites(const RngSitesOptions& options) {
                          [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
                              std::ostream* text) {
                            Progress::Get().Update(std::string(input.module->name) + ": rng sites");
-                           passes::RngSiteOptions rng_options;
-                           rng_options.stage = StageHintOf(input);
-                           rng_options.platform = MemoryProfileOf(input).platform;
                            passes::ModuleAnalyses analyses(*input.module);
-                           passes::RngSiteResult result =
-                               passes::AnalyzeRngSites(analyses, rng_options);
-                           AddRematWhatIf(input, analyses, result);
+                           const passes::RngSiteResult result = BuildRngReport(input, analyses);
                            Progress::Get().Clear();
                            if (json != nullptr) {
                              (*json)["num_partitions"] = result.num_partitions;

@@ -3,9 +3,7 @@
 #include <memory>
 
 #include "analyzer/emit/progress.h"
-#include "analyzer/model/module_platform.h"
-#include "analyzer/model/module_stage.h"
-#include "passes/rng/rng_remat_saving.h"
+#include "analyzer/model/rng_report.h"
 
 namespace spmdsim::analyzer {
 
@@ -21,22 +19,19 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   Progress& progress = Progress::Get();
   const std::string name(input.module->name);
   progress.Update(name + ": memory");
-  passes::MemoryAnalysisOptions memory = options.memory;
-  memory.platform = MemoryProfileOf(input);
-  memory.per_device_from_shardings = options.per_device_for_unpartitioned && IsUnpartitioned(input);
+  const passes::MemoryAnalysisOptions memory =
+      SizedMemoryOptions(input, options.memory, options.per_device_for_unpartitioned);
   report.memory = BuildMemoryReport(input, memory, analyses);
   progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;
   report.collectives = passes::AnalyzeCollectives(*input.module, collectives);
   progress.Update(name + ": rng sites");
-  passes::RngSiteOptions rng;
+  RngReportInputs rng;
   rng.collectives = &report.collectives;
-  rng.stage = StageHintOf(input);
-  rng.platform = memory.platform.platform;
-  report.rng = passes::AnalyzeRngSites(*analyses, rng);
-  progress.Update(name + ": remat what-if");
-  passes::EstimateRematSavings(*analyses, report.memory.prediction, report.rng, memory);
+  rng.baseline = &report.memory.prediction;
+  rng.memory = &memory;
+  report.rng = BuildRngReport(input, *analyses, rng);
   progress.Clear();
   return report;
 }

@@ -2,89 +2,34 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "ir/c_unescape.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-using ir::HloComputation;
-using ir::HloInstruction;
-using ir::Opcode;
-
-// Longest slice, in nanoseconds (about 11.6 days): keeps hostile sizes from overflowing the clock.
-constexpr int64_t kMaxSliceNs = int64_t{1} << 50;
+using passes::StepSlice;
+using passes::StepSliceKind;
 
 constexpr int kPid = 1;
 
 // Longer op_names are cut in the slices' args.
 constexpr size_t kMaxOpNameChars = 512;
 
-bool IsFree(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kBitcast:
-    case Opcode::kPartitionId:
-    case Opcode::kReplicaId:
-    case Opcode::kAfterAll:
-    case Opcode::kAddDependency:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsDone(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAllGatherDone:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kAsyncDone:
-    case Opcode::kCopyDone:
-    case Opcode::kRecvDone:
-    case Opcode::kSendDone:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsAsyncStart(Opcode opcode) {
-  return opcode == Opcode::kAllGatherStart || opcode == Opcode::kAllReduceStart ||
-         opcode == Opcode::kCollectivePermuteStart || opcode == Opcode::kAsyncStart;
-}
-
 double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
-int64_t ToNs(double us) {
-  const double ns = std::round(us * 1000.0);
-  if (!(ns > 0)) return 0;
-  return ns >= static_cast<double>(kMaxSliceNs) ? kMaxSliceNs : static_cast<int64_t>(ns);
-}
 
 class TraceBuilder {
  public:
   TraceBuilder(const ModuleReport& report, const TraceOptions& options)
-      : report_(report), options_(options) {
-    for (const passes::CollectiveOp& op : report.collectives.ops)
-      collectives_[op.instruction] = &op;
-    min_ns_ = std::max<int64_t>(ToNs(options.min_slice_us), 1);
-  }
+      : report_(report),
+        options_(options),
+        timeline_(passes::SimulateStep(*report.input->module, report.collectives, options)) {}
 
   nlohmann::ordered_json Build() {
     const ir::HloModule& module = *report_.input->module;
     Metadata(module);
-    if (module.entry != nullptr) Walk(module.entry, 0);
+    for (const StepSlice& slice : timeline_.slices) Slice(slice);
     MemoryCounter();
     nlohmann::ordered_json trace;
     trace["displayTimeUnit"] = "ms";
@@ -127,14 +72,39 @@ class TraceBuilder {
         "-start/-done pairs overlap it. Parameters, constants, tuples, get-tuple-element, "
         "bitcasts and -done ops take no time. The memory counter is the memory analysis's "
         "timeline (bytes live per device).";
-    data["simulated_step_us"] = Micros(clock_);
+    data["simulated_step_us"] = Micros(timeline_.step_ns);
     data["peak_bytes"] = report_.memory.prediction.peak_bytes;
     data["collective_wire_bytes_per_device_per_step"] = c.total_wire_bytes_per_device;
     return data;
   }
 
-  void Slice(const HloInstruction& instr, int tid, int64_t start, int64_t duration,
-             nlohmann::ordered_json args) {
+  static nlohmann::ordered_json SliceArgs(const StepSlice& slice) {
+    const ir::HloInstruction& instr = *slice.instruction;
+    switch (slice.kind) {
+      case StepSliceKind::kControlFlow:
+        return {{"opcode", std::string(instr.opcode_name())},
+                {"note", "spans one pass of its callees"}};
+      case StepSliceKind::kCollective: {
+        const passes::CollectiveOp& op = *slice.collective;
+        return {{"kind", op.kind},
+                {"group_size", op.group_size},
+                {"bytes", op.bytes},
+                {"wire_bytes_per_device", op.wire_bytes_per_device},
+                {"est_time_us", op.est_time_us},
+                {"runs_per_step", op.loop_multiplier},
+                {"asynchronous", slice.asynchronous}};
+      }
+      case StepSliceKind::kCompute:
+        break;
+    }
+    return {{"opcode", std::string(instr.opcode_name())},
+            {"output_bytes", instr.shape.LeafBytes()},
+            {"shape", instr.shape.ToString(false)}};
+  }
+
+  void Slice(const StepSlice& slice) {
+    const ir::HloInstruction& instr = *slice.instruction;
+    nlohmann::ordered_json args = SliceArgs(slice);
     if (!instr.metadata().op_name.empty()) {
       // A combined all-reduce's op_name joins those of every member: keep the trace small.
       const std::string op_name = ir::CUnescape(instr.metadata().op_name);
@@ -148,111 +118,22 @@ class TraceBuilder {
     }
     const std::string source = instr.metadata().Source();
     if (!source.empty()) args["source"] = source;
+    const int tid =
+        slice.track() == passes::StepTrack::kCollectives ? kTraceCollectivesTid : kTraceComputeTid;
     events_.push_back({{"name", std::string(instr.name)},
                        {"cat", std::string(instr.opcode_name())},
                        {"ph", "X"},
-                       {"ts", Micros(start)},
-                       {"dur", Micros(duration)},
+                       {"ts", Micros(slice.start_ns)},
+                       {"dur", Micros(slice.duration_ns)},
                        {"pid", kPid},
                        {"tid", tid},
                        {"args", std::move(args)}});
   }
 
-  // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).
-  void Walk(const HloComputation* computation, int depth) {
-    if (!walked_.insert(computation).second) return;
-    for (const HloInstruction* instr : computation->instructions) Step(*instr, depth);
-  }
-
-  // The callees a control-flow instruction runs in place, in flattened-schedule order.
-  static std::vector<const HloComputation*> Callees(const HloInstruction& instr) {
-    std::vector<const HloComputation*> out;
-    if (instr.opcode == Opcode::kWhile) {
-      if (const HloComputation* cond = instr.Called("condition")) out.push_back(cond);
-      if (const HloComputation* body = instr.Called("body")) out.push_back(body);
-    } else if (instr.opcode == Opcode::kCall || instr.opcode == Opcode::kConditional) {
-      for (const ir::CalledComputation& called : instr.called_computations()) {
-        if (called.computation != nullptr) out.push_back(called.computation);
-      }
-    }
-    return out;
-  }
-
-  void Step(const HloInstruction& instr, int depth) {
-    const std::vector<const HloComputation*> callees = Callees(instr);
-    if (!callees.empty()) {
-      // The caller's slice goes before its callees' so that a viewer reading the events in
-      // order meets the parent first when both start at the same time.
-      const int64_t start = clock_;
-      const size_t slot = events_.size();
-      events_.push_back(nullptr);
-      for (const HloComputation* callee : callees) Walk(callee, depth + 1);
-      clock_ = std::max(clock_, Add(start, min_ns_));
-      Slice(instr, kTraceComputeTid, start, clock_ - start,
-            {{"opcode", std::string(instr.opcode_name())},
-             {"note", "spans one pass of its callees"}});
-      events_[slot] = std::move(events_.back());
-      events_.erase(events_.size() - 1);
-      position_time_[std::string(instr.name)] = clock_;
-      return;
-    }
-    position_time_[std::string(instr.name)] = clock_;
-    if (IsDone(instr.opcode)) {
-      // Wait for the collective this ends: through async-updates back to its start.
-      const HloInstruction* start = instr.operands.empty() ? nullptr : instr.operands[0];
-      for (int guard = 0; start != nullptr && guard < 64; ++guard) {
-        if (auto it = pending_.find(start); it != pending_.end()) {
-          clock_ = std::max(clock_, it->second);
-          break;
-        }
-        if (start->opcode != Opcode::kAsyncUpdate || start->operands.empty()) break;
-        start = start->operands[0];
-      }
-      return;
-    }
-    if (auto it = collectives_.find(std::string(instr.name)); it != collectives_.end()) {
-      const passes::CollectiveOp& op = *it->second;
-      const int64_t start = std::max(clock_, collectives_free_);
-      const int64_t duration = op.est_time_us > 0 ? ToNs(op.est_time_us) : min_ns_;
-      collectives_free_ = Add(start, duration);
-      Slice(instr, kTraceCollectivesTid, start, collectives_free_ - start,
-            {{"kind", op.kind},
-             {"group_size", op.group_size},
-             {"bytes", op.bytes},
-             {"wire_bytes_per_device", op.wire_bytes_per_device},
-             {"est_time_us", op.est_time_us},
-             {"runs_per_step", op.loop_multiplier},
-             {"asynchronous", IsAsyncStart(instr.opcode)}});
-      if (IsAsyncStart(instr.opcode)) {
-        pending_[&instr] = collectives_free_;
-      } else {
-        clock_ = collectives_free_;
-      }
-      return;
-    }
-    if (IsFree(instr.opcode)) return;
-    const double bytes = static_cast<double>(std::max<int64_t>(instr.shape.LeafBytes(), 0));
-    // GB/s = 1e3 bytes per microsecond.
-    const double us =
-        options_.compute_bandwidth_GBps > 0 ? bytes / (options_.compute_bandwidth_GBps * 1e3) : 0.0;
-    const int64_t duration = std::max(ToNs(us), min_ns_);
-    Slice(instr, kTraceComputeTid, clock_, duration,
-          {{"opcode", std::string(instr.opcode_name())},
-           {"output_bytes", instr.shape.LeafBytes()},
-           {"shape", instr.shape.ToString(false)}});
-    clock_ = Add(clock_, duration);
-  }
-
-  static int64_t Add(int64_t a, int64_t b) {
-    int64_t sum = 0;
-    if (__builtin_add_overflow(a, b, &sum)) return INT64_MAX / 2;
-    return std::min(sum, INT64_MAX / 2);
-  }
-
   void MemoryCounter() {
     for (const passes::TimelinePoint& point : report_.memory.prediction.timeline) {
-      auto it = position_time_.find(point.instruction);
-      if (it == position_time_.end()) continue;
+      auto it = timeline_.position_ns.find(point.instruction);
+      if (it == timeline_.position_ns.end()) continue;
       events_.push_back({{"name", "live memory"},
                          {"ph", "C"},
                          {"ts", Micros(it->second)},
@@ -264,13 +145,7 @@ class TraceBuilder {
 
   const ModuleReport& report_;
   const TraceOptions& options_;
-  int64_t min_ns_ = 1000;
-  int64_t clock_ = 0;             // the compute track, in ns
-  int64_t collectives_free_ = 0;  // when the collectives track is free again
-  std::unordered_map<std::string, const passes::CollectiveOp*> collectives_;
-  std::unordered_map<const HloInstruction*, int64_t> pending_;  // async start -> its end
-  std::unordered_map<std::string, int64_t> position_time_;      // instruction -> its position
-  std::unordered_set<const HloComputation*> walked_;
+  const passes::StepTimeline timeline_;
   nlohmann::ordered_json events_ = nlohmann::ordered_json::array();
 };
 

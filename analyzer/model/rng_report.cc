@@ -1,0 +1,48 @@
+#include "analyzer/model/rng_report.h"
+
+#include "analyzer/model/module_platform.h"
+#include "analyzer/model/module_stage.h"
+#include "passes/rng/rng_remat_saving.h"
+
+namespace spmdsim::analyzer {
+
+passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
+                                                 passes::MemoryAnalysisOptions base,
+                                                 bool per_device_for_unpartitioned) {
+  base.platform = MemoryProfileOf(input);
+  base.per_device_from_shardings = per_device_for_unpartitioned && IsUnpartitioned(input);
+  return base;
+}
+
+passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
+                                     passes::ModuleAnalyses& analyses,
+                                     const RngReportInputs& inputs) {
+  passes::MemoryAnalysisOptions memory;
+  if (inputs.memory != nullptr) {
+    memory = *inputs.memory;
+  } else {
+    // The what-if needs the peak's size only, not its curve or listing.
+    memory.timeline_points = 1;
+    memory.live_at_peak_limit = 1;
+    memory = SizedMemoryOptions(input, memory);
+  }
+  passes::RngSiteOptions options;
+  options.collectives = inputs.collectives;
+  options.stage = StageHintOf(input);
+  options.platform = memory.platform.platform;
+  passes::RngSiteResult rng = passes::AnalyzeRngSites(analyses, options);
+
+  bool residuals = false;
+  for (const passes::RngFinding& f : rng.findings)
+    residuals |= f.kind == passes::FindingKind::kRngKeyResidual;
+  if (!residuals) return rng;
+  if (inputs.baseline != nullptr) {
+    passes::EstimateRematSavings(analyses, *inputs.baseline, rng, memory);
+  } else {
+    const passes::PeakMemoryResult baseline = passes::AnalyzePeakMemory(analyses, memory);
+    passes::EstimateRematSavings(analyses, baseline, rng, memory);
+  }
+  return rng;
+}
+
+}  // namespace spmdsim::analyzer

@@ -1,0 +1,33 @@
+// The RNG sites of one module as `rng sites` and `report` give them, wired once: the passes are
+// told the stage and platform the dump names, and where a key residual is found, the remat
+// what-if's saving is sized as `analyze` sizes the module.
+#pragma once
+
+#include "dump/module_loader.h"
+#include "passes/collectives/collective_analysis.h"
+#include "passes/memory/memory_analysis.h"
+#include "passes/module_analyses.h"
+#include "passes/rng/rng_site_analysis.h"
+
+namespace spmdsim::analyzer {
+
+// `base` with the platform profile the dump names (or --platform) and, for a module not
+// partitioned yet when `per_device_for_unpartitioned`, sizes per device from its shardings.
+passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
+                                                 passes::MemoryAnalysisOptions base = {},
+                                                 bool per_device_for_unpartitioned = true);
+
+struct RngReportInputs {
+  // What the caller already has of the module; nullptr = computed here when needed.
+  const passes::CollectiveResult* collectives = nullptr;
+  // The module's peak, sized by `memory`.
+  const passes::PeakMemoryResult* baseline = nullptr;
+  // The sizing of the remat what-if; nullptr = SizedMemoryOptions(input).
+  const passes::MemoryAnalysisOptions* memory = nullptr;
+};
+
+passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
+                                     passes::ModuleAnalyses& analyses,
+                                     const RngReportInputs& inputs = {});
+
+}  // namespace spmdsim::analyzer
