@@ -35,7 +35,7 @@ TEST_CASE("oom listing of story 000: random buffers total savings") {
     CHECK(b.size_bytes == 384 * kMiB);
     CHECK(b.shape == "u32[128,1024,768]");
     CHECK(b.random);
-    CHECK(b.phase == "forward");
+    CHECK(b.phase == passes::SitePhase::kForward);
     CHECK(b.source == "stochastic.py:76");
   }
   CHECK(report->buffers[0].label == "custom-call");

@@ -111,14 +111,17 @@ std::vector<CollectiveKindDiff> DiffCollectives(const passes::CollectiveResult& 
 
 std::vector<RngGroupDiff> DiffRngSites(const passes::RngSiteResult& a,
                                        const passes::RngSiteResult& b) {
+  // Keyed by the mode's name: the groups print in its alphabetical order.
   std::map<std::pair<std::string, std::string>, RngGroupDiff> groups;
   for (const passes::RngSite& site : a.sites) {
-    RngGroupDiff& g = groups[{site.mode, site.kind}];
+    RngGroupDiff& g = groups[{std::string(passes::SiteModeName(site.mode)),
+                              std::string(passes::SiteKindName(site.kind))}];
     ++g.sites.a;
     g.materialized_bytes.a = ir::SaturatingAdd(g.materialized_bytes.a, site.materialized_bytes);
   }
   for (const passes::RngSite& site : b.sites) {
-    RngGroupDiff& g = groups[{site.mode, site.kind}];
+    RngGroupDiff& g = groups[{std::string(passes::SiteModeName(site.mode)),
+                              std::string(passes::SiteKindName(site.kind))}];
     ++g.sites.b;
     g.materialized_bytes.b = ir::SaturatingAdd(g.materialized_bytes.b, site.materialized_bytes);
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dump/oom_log.h"
+#include "passes/rng/rng_site_kinds.h"
 #include "passes/rng/rng_whatif.h"
 
 namespace spmdsim::analyzer {
@@ -34,9 +35,9 @@ struct OomBuffer : dump::OomLogBuffer {
   std::string category;                // see the header comment
   // Random bits (analyzer/model/oom_rng.h).
   bool random = false;
-  std::string role;   // "hash output (threefry2x32)", "counters (iota_2x32_shape)", ...
-  std::string site;   // op_name scope
-  std::string phase;  // forward | backward | other
+  std::string role;  // "hash output (threefry2x32)", "counters (iota_2x32_shape)", ...
+  std::string site;  // op_name scope
+  passes::SitePhase phase = passes::SitePhase::kOther;
 };
 
 struct OomCategory {
@@ -48,7 +49,7 @@ struct OomCategory {
 
 struct OomSite {
   std::string site;
-  std::string phase;
+  passes::SitePhase phase = passes::SitePhase::kOther;
   int64_t buffers = 0;
   int64_t bytes = 0;    // listed at the peak
   int64_t largest = 0;  // its largest listed buffer

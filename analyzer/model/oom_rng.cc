@@ -143,7 +143,7 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
 
   int64_t forward_random = 0;
   for (const OomBuffer& b : report.buffers) {
-    if (b.random && b.phase == "forward")
+    if (b.random && b.phase == passes::SitePhase::kForward)
       forward_random = SaturatingAdd(forward_random, b.size_bytes);
   }
   const bool known = report.devices > 0;

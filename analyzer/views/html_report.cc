@@ -435,15 +435,17 @@ void RngSites(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
     size_t shown = 0;
     size_t number = 0;
     for (const RngSite& site : r.sites) {
-      if (site.purpose != "bits") continue;
+      if (site.purpose != passes::SitePurpose::kBits) continue;
       ++number;
       if (shown == options.max_rows) continue;
       ++shown;
-      out += "<tr>" + NumTd(static_cast<int64_t>(number)) + Td(site.name, "code") + Td(site.kind) +
-             Td(site.mode) + Td(site.phase) + Td(site.draws) + LongTd(ShapeOf(site), "shape") +
-             BytesTd(site.materialized_bytes) + BytesTd(site.wire_bytes_per_device) +
-             CostTd(site.whatif.replicated) + CostTd(site.whatif.partitionable) +
-             CostTd(site.whatif.rbg) + CostTd(site.whatif.fused) +
+      out += "<tr>" + NumTd(static_cast<int64_t>(number)) + Td(site.name, "code") +
+             Td(passes::SiteKindName(site.kind)) + Td(passes::SiteModeName(site.mode)) +
+             Td(passes::SitePhaseName(site.phase)) + Td(site.draws) +
+             LongTd(ShapeOf(site), "shape") + BytesTd(site.materialized_bytes) +
+             BytesTd(site.wire_bytes_per_device) + CostTd(site.whatif.replicated) +
+             CostTd(site.whatif.partitionable) + CostTd(site.whatif.rbg) +
+             CostTd(site.whatif.fused) +
              Td(site.key_depends_on_partition ? "per device (" + site.key_dependency + ")"
                                               : "shared") +
              "</tr>\n<tr class=\"sub\"><td></td>" +
@@ -501,19 +503,9 @@ void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
 
 // Whether the module's noise is tied to the global tensor or independent per device.
 void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
-  int64_t shared = 0;
-  int64_t per_device = 0;
-  int64_t rbg = 0;
-  for (const RngSite& site : r.sites) {
-    if (site.purpose != "bits") continue;
-    if (site.key_depends_on_partition) {
-      ++per_device;
-    } else if (site.mode == "rbg") {
-      ++rbg;
-    } else {
-      ++shared;
-    }
-  }
+  const int64_t shared = r.totals.noise.shared_key_sites;
+  const int64_t per_device = r.totals.noise.per_device_key_sites;
+  const int64_t rbg = r.totals.noise.rbg_sites;
   if (shared + per_device + rbg == 0) return;  // no random bits drawn
   out += "<h3>Tied or independent noise</h3>\n<p class=\"noise\">";
   out +=

@@ -47,7 +47,7 @@ nlohmann::ordered_json BufferJson(const OomBuffer& b) {
           {"random", b.random},
           {"role", b.role},
           {"site", b.site},
-          {"phase", b.phase}};
+          {"phase", b.random ? passes::SitePhaseName(b.phase) : ""}};
 }
 
 nlohmann::ordered_json WhatIfJson(const passes::RngWhatIf& whatif) {
@@ -153,7 +153,7 @@ void PrintBuffers(const OomReport& report, std::ostream& out) {
     if (!b.allocation_type.empty()) out << "  (" << b.allocation_type << ")";
     if (!b.padding_text.empty()) out << "  padding " << b.padding_text;
     if (b.random) {
-      out << fmt::format("  {}  {}  {}", b.role, b.phase, b.site);
+      out << fmt::format("  {}  {}  {}", b.role, passes::SitePhaseName(b.phase), b.site);
     } else if (!b.op_name.empty()) {
       out << "  " << b.op_name;
     }
@@ -181,8 +181,8 @@ void PrintRandomBits(const OomReport& report, std::ostream& out) {
                      HumanBytes(report.random_bytes),
                      Plural(static_cast<int64_t>(report.sites.size()), "site"));
   for (const OomSite& s : report.sites) {
-    out << fmt::format("  {} ({}): {}, {}", s.site, s.phase, Plural(s.buffers, "buffer"),
-                       HumanBytes(s.bytes));
+    out << fmt::format("  {} ({}): {}, {}", s.site, passes::SitePhaseName(s.phase),
+                       Plural(s.buffers, "buffer"), HumanBytes(s.bytes));
     if (s.whatif) out << "; what-if per device: " << WhatIfText(*s.whatif);
     out << "\n";
   }
@@ -248,7 +248,7 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   for (const OomSite& s : report.sites) {
     sites.push_back({{"site", s.site},
-                     {"phase", s.phase},
+                     {"phase", passes::SitePhaseName(s.phase)},
                      {"buffers", s.buffers},
                      {"bytes", s.bytes},
                      {"largest", s.largest},

@@ -57,6 +57,15 @@ std::string WhatIfText(const RngWhatIf& whatif) {
 
 }  // namespace
 
+std::string NoiseText(const passes::RngNoise& noise) {
+  const auto sites = [](int64_t n) { return fmt::format("{} bits site{}", n, n == 1 ? "" : "s"); };
+  return fmt::format(
+      "{} with a key every device shares (tied to the global tensor: the same masks on any "
+      "mesh), {} with a key from the device's position (independent per device: they change "
+      "with the mesh), {} rbg (not guaranteed stable across backends or shardings)",
+      sites(noise.shared_key_sites), noise.per_device_key_sites, noise.rbg_sites);
+}
+
 nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   nlohmann::ordered_json j;
   j["num_partitions"] = result.num_partitions;
@@ -66,12 +75,12 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     nlohmann::ordered_json s;
     s["name"] = site.name;
     s["computation"] = site.computation;
-    s["kind"] = site.kind;
-    s["mode"] = site.mode;
+    s["kind"] = passes::SiteKindName(site.kind);
+    s["mode"] = passes::SiteModeName(site.mode);
     s["algorithm"] = site.algorithm;
-    s["purpose"] = site.purpose;
+    s["purpose"] = passes::SitePurposeName(site.purpose);
     s["draws"] = site.draws;
-    s["phase"] = site.phase;
+    s["phase"] = passes::SitePhaseName(site.phase);
     s["shape"] = site.shape;
     s["dtype"] = site.dtype;
     s["local_elements"] = site.local_elements;
@@ -117,6 +126,10 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   totals["materialized_bytes"] = result.totals.materialized_bytes;
   totals["wire_bytes_per_device"] = result.totals.wire_bytes_per_device;
   totals["whatif"] = WhatIfJson(result.totals.whatif);
+  const passes::RngNoise& noise = result.totals.noise;
+  totals["noise"] = {{"shared_key_sites", noise.shared_key_sites},
+                     {"per_device_key_sites", noise.per_device_key_sites},
+                     {"rbg_sites", noise.rbg_sites}};
   j["totals"] = std::move(totals);
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const RngFinding& f : result.findings) {
@@ -167,16 +180,17 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
   int number = 0;
   int64_t hidden = 0;
   for (const RngSite& site : result.sites) {
-    if (site.purpose != "bits" && !options.show_key_sites) {
+    if (site.purpose != passes::SitePurpose::kBits && !options.show_key_sites) {
       ++hidden;
       continue;
     }
     ++number;
     out << fmt::format("  Site {}: {}  {}, {}, {} {} per device ({} over the mesh, {} shards)",
-                       number, site.name, site.kind, site.mode, site.purpose, ShapeString(site),
-                       site.global_elements, site.shards);
+                       number, site.name, passes::SiteKindName(site.kind),
+                       passes::SiteModeName(site.mode), passes::SitePurposeName(site.purpose),
+                       ShapeString(site), site.global_elements, site.shards);
     if (!site.draws.empty()) out << ", " << site.draws;
-    out << ", " << site.phase << "\n";
+    out << ", " << passes::SitePhaseName(site.phase) << "\n";
     out << fmt::format("    Operator: op_name=\"{}\"{}\n", site.op_name,
                        site.source.empty() ? "" : " source=" + site.source);
     if (!site.algorithm.empty()) out << "    algorithm: " << site.algorithm << "\n";
@@ -219,7 +233,7 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
     if (site.key_depends_on_partition) {
       out << "    key depends on " << site.key_dependency << " (per-device noise)\n";
     }
-    if (site.purpose == "bits")
+    if (site.purpose == passes::SitePurpose::kBits)
       out << "    what-if per device: " << WhatIfText(site.whatif) << "\n";
   }
   if (hidden > 0) {
@@ -230,6 +244,7 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
                      HumanBytes(result.totals.materialized_bytes),
                      HumanBytes(result.totals.wire_bytes_per_device));
   out << "  what-if total per device: " << WhatIfText(result.totals.whatif) << "\n";
+  if (result.totals.bits_sites > 0) out << "  noise: " << NoiseText(result.totals.noise) << "\n";
   // The first finding of each kind with its whole message, the others a line each.
   std::set<passes::FindingKind> explained;
   for (const RngFinding& f : result.findings) {

@@ -51,6 +51,10 @@ nlohmann::ordered_json RngSitesToJson(const passes::RngSiteResult& result);
 // "remat what-if: recomputing the 48 random-bit buffers ...: peak 313.91 GiB -> 295.91 GiB (saves
 // 18.00 GiB)"; "" when the what-if did not run. Shared by the text view and the HTML report.
 std::string RematWhatIfText(const passes::RngRematWhatIf& remat);
+// "4 bits sites with a key every device shares (...), 0 with a key from the device's position
+// (...), 0 rbg (...)": whether the module's noise is tied to the global tensor. Shared by the
+// text view and the HTML report.
+std::string NoiseText(const passes::RngNoise& noise);
 
 void PrintRngSitesText(const dump::ModuleInput& input, const passes::RngSiteResult& result,
                        const RngSitesViewOptions& options, std::ostream& out);

@@ -22,7 +22,7 @@ std::unordered_set<const ir::HloInstruction*> LateReaders(const ir::HloModule& m
       if (start != rng.backward_start.end()) {
         after |= instr->name == start->second;
       } else if (!module.is_scheduled) {
-        after = RngPhase(instr->metadata().op_name) == "backward";
+        after = RngPhase(instr->metadata().op_name) == SitePhase::kBackward;
       }
       if (after) late.insert(instr);
     }

@@ -28,7 +28,7 @@ namespace rng_internal {
 void RngSiteFinder::Findings(RngSiteResult& result) {
   for (const SiteWork& work : sites_) {
     const RngSite& site = work.site;
-    if (site.key_depends_on_partition && site.purpose == "bits") {
+    if (site.key_depends_on_partition && site.purpose == SitePurpose::kBits) {
       RngFinding f;
       f.kind = FindingKind::kRngDependsOnPartition;
       f.severity = "warning";
@@ -46,7 +46,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     RngFinding residual;
     for (const RngSiteBuffer& buffer : site.buffers) {
       // A key held into the backward pass is what remat needs; only random bits are a residual.
-      if (!buffer.held_across || site.purpose != "bits") continue;
+      if (!buffer.held_across || site.purpose != SitePurpose::kBits) continue;
       residual.bytes = SaturatingAdd(residual.bytes, buffer.bytes);
       residual.values.push_back(buffer.value);
       held_values += (held_values.empty() ? "" : ", ") + buffer.value + " " + buffer.shape;
@@ -70,7 +70,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
           "forward/backward boundary";
       result.findings.push_back(std::move(f));
     }
-    if (site.mode == "replicated" && site.wire_bytes_per_device > 0) {
+    if (site.mode == SiteMode::kReplicated && site.wire_bytes_per_device > 0) {
       RngFinding f;
       f.kind = FindingKind::kRngReplicatedCollectives;
       f.severity = "warning";
@@ -117,10 +117,10 @@ RngSiteResult RngSiteFinder::Run() {
   for (size_t s = 0; s < sites_.size(); ++s) {
     SiteWork& work = sites_[s];
     // unsafe_rbg splits its keys with rng-bit-generator itself.
-    if (work.site.purpose == "bits" &&
-        (work.site.kind.rfind("threefry", 0) == 0 || work.site.kind == "rng-bit-generator") &&
+    if (work.site.purpose == SitePurpose::kBits &&
+        (IsThreefry(work.site.kind) || work.site.kind == SiteKind::kRngBitGenerator) &&
         FeedsOnlyKeys(work, static_cast<int>(s))) {
-      work.site.purpose = "split";
+      work.site.purpose = SitePurpose::kSplit;
     }
   }
   int64_t elided = 0;
@@ -142,14 +142,14 @@ RngSiteResult RngSiteFinder::Run() {
   const std::map<const HloComputation*, int64_t> executions = ComputationExecutionCounts(module_);
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
-    if (site.purpose == "bits") {
+    if (site.purpose == SitePurpose::kBits) {
       RngGeometry geometry;
       geometry.local_elements = site.local_elements;
       geometry.global_elements = site.global_elements;
       geometry.devices = site.shards;
       geometry.consumers = site.consumer_count;
-      geometry.unrolled = site.kind == "threefry-expanded";
-      geometry.hash_call = site.kind == "threefry-custom-call";
+      geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
+      geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
       site.whatif = PredictRngCosts(geometry);
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
@@ -164,8 +164,9 @@ RngSiteResult RngSiteFinder::Run() {
       // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into
       // its consumers: partitionable mode materializes nothing (testdata/gpu_lowered, compiled
       // by XLA:CPU). The rolled loop of XLA:CPU keeps the formula of rng_whatif.h.
-      if (site.kind == "threefry-expanded" &&
-          (site.mode == "replicated" || (site.mode == "partitionable" && !BitsLeave(work)))) {
+      if (site.kind == SiteKind::kThreefryExpanded &&
+          (site.mode == SiteMode::kReplicated ||
+           (site.mode == SiteMode::kPartitionable && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
         site.whatif.partitionable.memory_bytes = masks;
         fused_sites |= !BitsLeave(work);
@@ -210,7 +211,7 @@ RngSiteResult RngSiteFinder::Run() {
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
     if (!work.via_calls) continue;
-    const RngCost* cost = CostOf(site.whatif, site.mode.c_str());
+    const RngCost* cost = CostOf(site.whatif, site.mode);
     site.buffers.clear();
     site.counter_bytes = 0;
     site.bits_bytes = 0;
@@ -228,13 +229,13 @@ RngSiteResult RngSiteFinder::Run() {
   }
   std::set<std::pair<int64_t, int64_t>> shared_geometries;
   for (SiteWork& work : sites_) {
-    if (work.site.purpose == "bits" &&
+    if (work.site.purpose == SitePurpose::kBits &&
         shared_geometries.insert({work.site.global_elements, work.site.local_elements}).second) {
       RngGeometry geometry;
       geometry.local_elements = work.site.local_elements;
       geometry.global_elements = work.site.global_elements;
       geometry.devices = work.site.shards;
-      geometry.hash_call = work.site.kind == "threefry-custom-call";
+      geometry.hash_call = work.site.kind == SiteKind::kThreefryCustomCall;
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
           result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
       if (geometry.hash_call) {
@@ -248,7 +249,16 @@ RngSiteResult RngSiteFinder::Run() {
     RngSite& site = work.site;
     RngSiteTotals& t = result.totals;
     ++t.sites;
-    if (site.purpose == "bits") ++t.bits_sites;
+    if (site.purpose == SitePurpose::kBits) {
+      ++t.bits_sites;
+      if (site.key_depends_on_partition) {
+        ++t.noise.per_device_key_sites;
+      } else if (site.mode == SiteMode::kRbg) {
+        ++t.noise.rbg_sites;
+      } else {
+        ++t.noise.shared_key_sites;
+      }
+    }
     t.materialized_bytes = SaturatingAdd(t.materialized_bytes, site.materialized_bytes);
     t.wire_bytes_per_device = SaturatingAdd(t.wire_bytes_per_device, site.wire_bytes_per_device);
     for (const char* mode : {"replicated", "partitionable", "rbg", "fused"}) {

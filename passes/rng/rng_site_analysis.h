@@ -51,6 +51,7 @@
 #include "passes/memory/platform_profile.h"
 #include "passes/module_analyses.h"
 #include "passes/module_facts.h"
+#include "passes/rng/rng_site_kinds.h"
 #include "passes/rng/rng_whatif.h"
 
 namespace spmdsim::passes {
@@ -95,14 +96,14 @@ struct RngSiteCollective {
 };
 
 struct RngSite {
-  std::string name;            // the anchor instruction
-  std::string computation;     // where the anchor sits
-  std::string kind;            // threefry-rolled | threefry-expanded | threefry-custom-call | ...
-  std::string mode;            // replicated | partitionable | rbg | unknown
-  std::string algorithm;       // rng-bit-generator's algorithm=..., or "expanded call %rng.N"
-  std::string purpose;         // "bits" (random values) | "split" | "fold_in" (key derivation)
-  std::string draws;           // the JAX functions, outermost first: "bernoulli/uniform"
-  std::string phase;           // "forward" (jvp) | "backward" (transpose(jvp), remat) | "other"
+  std::string name;         // the anchor instruction
+  std::string computation;  // where the anchor sits
+  SiteKind kind = SiteKind::kThreefryRolled;
+  SiteMode mode = SiteMode::kUnknown;
+  std::string algorithm;  // rng-bit-generator's algorithm=..., or "expanded call %rng.N"
+  SitePurpose purpose = SitePurpose::kBits;
+  std::string draws;  // the JAX functions, outermost first: "bernoulli/uniform"
+  SitePhase phase = SitePhase::kOther;
   std::vector<int64_t> shape;  // the random tensor, per device
   std::string dtype;           // its element type ("u32")
   int64_t local_elements = 0;
@@ -139,12 +140,25 @@ struct RngFinding {
   std::vector<std::string> values;  // rng-key-residual: the values held across, "name{}"
 };
 
+// Whether a module's noise is tied to the global tensor or independent per device, by the bits
+// sites' keys. A key shared by all devices, hashed by threefry in either mode, gives each element
+// of the global random tensor the same bits on any mesh (the mode changes the bits, the mesh does
+// not); a key derived from the device's position (partition-id, an axis index in shard_map) gives
+// each device its own noise, which changes with the device count; rng-bit-generator's bits are
+// not guaranteed stable across backends or shardings.
+struct RngNoise {
+  int64_t shared_key_sites = 0;      // threefry with a key every device shares
+  int64_t per_device_key_sites = 0;  // a key from the device's position
+  int64_t rbg_sites = 0;             // rng-bit-generator, shared key
+};
+
 struct RngSiteTotals {
   int64_t sites = 0;
-  int64_t bits_sites = 0;  // sites with purpose "bits"
+  int64_t bits_sites = 0;  // sites with purpose kBits
   int64_t materialized_bytes = 0;
   int64_t wire_bytes_per_device = 0;
   RngWhatIf whatif;
+  RngNoise noise;  // over the bits sites
 };
 
 // What recomputing every rng-key-residual from the key would do to the peak
@@ -182,6 +196,6 @@ RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions&
 std::string RngScope(std::string_view op_name);
 
 // "forward" for op_names under jvp(...) only, "backward" under transpose(jvp(...)), else "other".
-std::string RngPhase(std::string_view op_name);
+SitePhase RngPhase(std::string_view op_name);
 
 }  // namespace spmdsim::passes

@@ -56,7 +56,7 @@ struct BitsTotals {
 BitsTotals Totals(const RngSiteResult& result) {
   BitsTotals t;
   for (const RngSite& site : result.sites) {
-    if (site.purpose != "bits") continue;
+    if (site.purpose != SitePurpose::kBits) continue;
     t.materialized += site.materialized_bytes;
     t.wire += site.wire_bytes_per_device;
   }
@@ -78,7 +78,7 @@ int64_t XlaBitsBytes(const Loaded& loaded, const nlohmann::json& program) {
   }
   int64_t total = 0;
   for (const RngSite& site : loaded.rng.sites) {
-    if (site.purpose != "bits") continue;
+    if (site.purpose != SitePurpose::kBits) continue;
     for (const RngSiteBuffer& buffer : site.buffers) {
       const std::string key =
           buffer.value.find('{') == std::string::npos ? buffer.value + "{}" : buffer.value;
@@ -127,16 +127,16 @@ SPMDSIM_CORPUS_TEST("rng sites of every dump follow from the program's descripti
   int64_t forward = 0;
   int64_t depends = 0;
   for (const RngSite& site : loaded.rng.sites) {
-    if (site.purpose != "bits") continue;
+    if (site.purpose != SitePurpose::kBits) continue;
     INFO(site.name << " " << site.op_name);
-    CHECK(site.mode == mode);
-    CHECK(site.kind == kind);
+    CHECK(SiteModeName(site.mode) == mode);
+    CHECK(SiteKindName(site.kind) == kind);
     CHECK(site.dtype == "u32");
     CHECK(site.local_elements == local);
     // Under shard_map each device draws its own local array.
     CHECK(site.global_elements == (shard_map ? local : global));
     CHECK(site.op_name.find("dropout") != std::string::npos);
-    forward += site.phase == "forward" ? 1 : 0;
+    forward += site.phase == SitePhase::kForward ? 1 : 0;
     depends += site.key_depends_on_partition ? 1 : 0;
     if (mode == "replicated") {
       // Replicated counters span the global array: XLA exchanges counters or gathers hash
@@ -218,16 +218,18 @@ SPMDSIM_CORPUS_TEST("rng sites of the before_optimizations dumps match the optim
     std::map<std::string, int64_t> before_phases;
     std::map<std::string, int64_t> after_phases;
     for (const RngSite& site : before.sites) {
-      if (site.purpose != "bits") continue;
+      if (site.purpose != SitePurpose::kBits) continue;
       INFO(site.name << " " << site.op_name);
       CHECK(site.op_name.find("dropout") != std::string::npos);
-      ++before_modes[site.kind + " " + site.mode];
-      ++before_phases[site.phase];
+      ++before_modes[std::string(SiteKindName(site.kind)) + " " +
+                     std::string(SiteModeName(site.mode))];
+      ++before_phases[std::string(SitePhaseName(site.phase))];
     }
     for (const RngSite& site : after.rng.sites) {
-      if (site.purpose != "bits") continue;
-      ++after_modes[site.kind + " " + site.mode];
-      ++after_phases[site.phase];
+      if (site.purpose != SitePurpose::kBits) continue;
+      ++after_modes[std::string(SiteKindName(site.kind)) + " " +
+                    std::string(SiteModeName(site.mode))];
+      ++after_phases[std::string(SitePhaseName(site.phase))];
     }
     CHECK(before_modes == after_modes);
     CHECK(before_phases == after_phases);
@@ -258,13 +260,13 @@ TEST_CASE("rng sites of CUDA lowerings: unrolled rounds and the cu_threefry2x32 
       int64_t fold_ins = 0;
       for (const RngSite& site : result.sites) {
         INFO(site.name << " " << site.op_name);
-        CHECK(site.kind == kind);
-        if (site.purpose == "fold_in") ++fold_ins;
-        if (site.purpose != "bits") continue;
+        CHECK(SiteKindName(site.kind) == kind);
+        if (site.purpose == SitePurpose::kFoldIn) ++fold_ins;
+        if (site.purpose != SitePurpose::kBits) continue;
         ++bits;
-        CHECK(site.mode == mode);
+        CHECK(SiteModeName(site.mode) == mode);
         CHECK(site.draws == "bernoulli/uniform");
-        CHECK(site.phase == "forward");
+        CHECK(site.phase == SitePhase::kForward);
         CHECK(site.global_elements == manifest.at("model").at("batch").get<int64_t>() *
                                           manifest.at("model").at("hidden").get<int64_t>() /
                                           (mode == "replicated" ? 2 : 1));
@@ -316,11 +318,11 @@ TEST_CASE("fused threefry in XLA's optimized module: modes, buffers and collecti
       int64_t bits = 0;
       int64_t materialized = 0;
       for (const RngSite& site : result.sites) {
-        if (site.purpose != "bits") continue;
+        if (site.purpose != SitePurpose::kBits) continue;
         ++bits;
         INFO(site.name << " " << site.op_name);
-        CHECK(site.kind == "threefry-expanded");
-        CHECK(site.mode == (partitionable ? "partitionable" : "replicated"));
+        CHECK(site.kind == SiteKind::kThreefryExpanded);
+        CHECK(site.mode == (partitionable ? SiteMode::kPartitionable : SiteMode::kReplicated));
         CHECK(site.whatif.partitionable.memory_bytes == 0);  // fused with this lowering
         if (partitionable) CHECK(site.global_elements == global);
         for (const RngSiteBuffer& buffer : site.buffers) {
@@ -442,7 +444,7 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
   int64_t held = 0;
   int64_t examined = 0;
   for (const RngSite& site : loaded.rng.sites) {
-    if (site.purpose != "bits") continue;
+    if (site.purpose != SitePurpose::kBits) continue;
     for (const RngSiteBuffer& buffer : site.buffers) {
       if (buffer.bytes <= 64) continue;  // key-sized
       bool xla_holds = false;
@@ -460,7 +462,7 @@ SPMDSIM_CORPUS_TEST("rng-key-residual matches XLA's buffer live ranges", program
   std::set<std::string> held_values;
   for (const RngSite& site : loaded.rng.sites) {
     for (const RngSiteBuffer& buffer : site.buffers) {
-      if (site.purpose != "bits" || !buffer.held_across) continue;
+      if (site.purpose != SitePurpose::kBits || !buffer.held_across) continue;
       held_values.insert(buffer.values.begin(), buffer.values.end());
     }
   }
@@ -555,9 +557,9 @@ TEST_CASE("rng scope and phase from op_name") {
   CHECK(RngScope("jit(f)/jit(_uniform)/while") == "jit(f)/jit(_uniform)");
   CHECK(RngScope("jit(f)/block_0/jit(_threefry_fold_in)/worker.<locals>.model/while") ==
         "jit(f)/block_0/jit(_threefry_fold_in)/worker.<locals>.model");
-  CHECK(RngPhase("jit(f)/transpose(jvp(M))/block_0/jvp(M)/x") == "backward");
-  CHECK(RngPhase("jit(f)/jvp(M)/block_0/x") == "forward");
-  CHECK(RngPhase("jit(f)/split") == "other");
+  CHECK(RngPhase("jit(f)/transpose(jvp(M))/block_0/jvp(M)/x") == SitePhase::kBackward);
+  CHECK(RngPhase("jit(f)/jvp(M)/block_0/x") == SitePhase::kForward);
+  CHECK(RngPhase("jit(f)/split") == SitePhase::kOther);
 }
 
 }  // namespace

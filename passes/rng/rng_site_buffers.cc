@@ -76,11 +76,11 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   const ir::Shape* bits = nullptr;  // what the site hands over for `tensor`: its element type
   bool tensor_from_reader = false;  // `tensor` is a consumer's output, not the hash outputs
   int64_t tensor_device = 0;        // the device's elements `tensor` stands for
-  if (site.mode.empty()) site.mode = CounterMode(work);
+  if (!work.mode_decided) site.mode = CounterMode(work);
   // Replicated mode hashes the flat counters split in halves: a device's bits are twice the
   // lanes of its hash.
   const auto doubles = [&](int64_t elements) {
-    return site.mode == "replicated" && work.lanes != nullptr &&
+    return site.mode == SiteMode::kReplicated && work.lanes != nullptr &&
            elements == work.lanes->ElementCount();
   };
   int64_t largest = 0;
@@ -106,9 +106,10 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       // rng-bit-generator's bits, generated whole on every device: the consumers' slice is the
       // device's tensor.
       // A fusion hashing several draws: the element holding this draw's outputs.
-      const bool selects = (work.site.mode == "rbg" && SelectsAnchorWords(work, member, user)) ||
-                           (work.shares_anchor && member == work.anchor &&
-                            user->opcode == Opcode::kGetTupleElement && user->shape.IsArray());
+      const bool selects =
+          (work.site.mode == SiteMode::kRbg && SelectsAnchorWords(work, member, user)) ||
+          (work.shares_anchor && member == work.anchor &&
+           user->opcode == Opcode::kGetTupleElement && user->shape.IsArray());
       if (!selects && !member->shape.IsArray()) continue;
       const ir::Shape& handed = selects ? user->shape.get() : member->shape.get();
       if (handed.ElementCount() < 2) continue;
@@ -179,46 +180,47 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
           (output != nullptr ? output : (bits != nullptr ? bits : tensor))->element_type()));
     }
   }
-  if (site.purpose != "bits" && site.mode == "replicated" && work.counters.size() == 2 &&
-      work.counters[0]->opcode == Opcode::kConstant) {
-    site.mode = "unknown";
+  if (site.purpose != SitePurpose::kBits && site.mode == SiteMode::kReplicated &&
+      work.counters.size() == 2 && work.counters[0]->opcode == Opcode::kConstant) {
+    site.mode = SiteMode::kUnknown;
   }
   site.global_elements = site.local_elements;
-  if (site.mode == "partitionable") {
+  if (site.mode == SiteMode::kPartitionable) {
     site.shards = PartitionShards(work);
     site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
     // The cu_threefry2x32 call is not partitioned: each of its two outputs is the global
     // tensor's counters hashed (the bits are their xor).
-    if (site.kind == "threefry-custom-call") {
+    if (site.kind == SiteKind::kThreefryCustomCall) {
       const int64_t halves = HashCallWords(*anchor) / 2;
       if (halves > site.global_elements && site.local_elements > 0) {
         site.global_elements = halves;
         site.shards = halves / site.local_elements;
       }
     }
-  } else if (site.mode == "replicated" || site.mode == "rbg") {
+  } else if (site.mode == SiteMode::kReplicated || site.mode == SiteMode::kRbg) {
     // Replicated mode hashes the flat counters split in halves: each pair of lanes makes two
     // values, so a device's bits are twice its lanes. Unrolled (GPU/TPU), XLA partitions the
     // lanes like any elementwise op and offsets each device's counters.
-    const int64_t slices = site.kind == "threefry-expanded" ? EvaluatedShards(work) : 0;
-    if (site.mode == "replicated" && work.lanes != nullptr && !tensor_from_reader &&
+    const int64_t slices = site.kind == SiteKind::kThreefryExpanded ? EvaluatedShards(work) : 0;
+    if (site.mode == SiteMode::kReplicated && work.lanes != nullptr && !tensor_from_reader &&
         site.local_elements == work.lanes->ElementCount()) {
       site.local_elements = ir::SaturatingMul(site.local_elements, 2);
       site.shape = {site.local_elements};
     }
     // rng-bit-generator is not partitioned: every device generates the whole array (the
     // generator's bits output) and its consumers slice it.
-    int64_t generated = site.mode == "rbg" && anchor->shape.IsTuple() &&
+    int64_t generated = site.mode == SiteMode::kRbg && anchor->shape.IsTuple() &&
                                 anchor->shape.tuple_shapes().size() >= 2 &&
                                 anchor->shape.tuple_shapes()[1].IsArray()
                             ? anchor->shape.tuple_shapes()[1].ElementCount()
                             : 0;
     // The cu_threefry2x32 call is not partitioned: it hashes the global counters on every
     // device, both halves of its outputs.
-    if (site.kind == "threefry-custom-call") generated = HashCallWords(*anchor);
-    const int64_t counted = site.mode == "replicated" && site.kind == "threefry-expanded"
-                                ? ReplicatedCounterElements(work)
-                                : 0;
+    if (site.kind == SiteKind::kThreefryCustomCall) generated = HashCallWords(*anchor);
+    const int64_t counted =
+        site.mode == SiteMode::kReplicated && site.kind == SiteKind::kThreefryExpanded
+            ? ReplicatedCounterElements(work)
+            : 0;
     if (counted > 0) {
       site.global_elements = std::max(site.local_elements, counted);
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
@@ -324,7 +326,8 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
         what = work.site.draws.empty() ? "bits" : work.site.draws;
       }
       what +=
-          " in " + std::string(user->name) + " (" + RngPhase(user->metadata().op_name) +
+          " in " + std::string(user->name) + " (" +
+          std::string(SitePhaseName(RngPhase(user->metadata().op_name))) +
           (via != nullptr ? ", through " + std::string(via->name) : "") +
           (mask_in_member && what.rfind("key of", 0) != 0 ? ", mask computed with the hash)" : ")");
       if (what.rfind("dropout (mask and select)", 0) == 0 && user != work.anchor) {
@@ -350,7 +353,8 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
                                        : (work.site.draws.empty() ? "bits" : work.site.draws);
     if (!what.empty()) {
       const std::string consumer = what + " in " + std::string(work.anchor->name) + " (" +
-                                   work.site.phase + ", fused with the hash)";
+                                   std::string(SitePhaseName(work.site.phase)) +
+                                   ", fused with the hash)";
       if (seen.insert(consumer).second) work.site.consumers.push_back(consumer);
       consumer_set.insert(work.anchor);
     }
@@ -363,7 +367,7 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
   RngSite& site = work.site;
   // The cu_threefry2x32 call is not partitioned in either mode: its outputs are global and the
   // dropouts take the device's part.
-  if ((site.mode != "replicated" && site.kind != "threefry-custom-call") ||
+  if ((site.mode != SiteMode::kReplicated && site.kind != SiteKind::kThreefryCustomCall) ||
       work.dropout_readers.empty()) {
     return;
   }

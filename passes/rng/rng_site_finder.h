@@ -76,7 +76,7 @@ std::string ShapeText(const ir::Shape& shape);
 // (u32[] key0, u32[] key1, u32[...] x0, u32[...] x1) -> (u32[...], u32[...]). Returns the site
 // kind its body implies (a cu_/hip_threefry2x32 custom call, XLA:CPU's rolled loop, or the 20
 // rounds unrolled), or "" for any other computation.
-std::string ThreefryFunctionKind(const HloComputation* computation);
+std::optional<SiteKind> ThreefryFunctionKind(const HloComputation* computation);
 
 // What an instruction's value comes from: its operands, or for an element of a control-flow
 // computation's parameter, that element of each caller's operand (loop-invariant values hoisted
@@ -102,6 +102,8 @@ std::string_view JaxRandomFunction(std::string_view component);
 // What one random site is made of while it is being analysed.
 struct SiteWork {
   RngSite site;
+  // site.mode was set by the recognizer (rbg, rng); else the counters decide it.
+  bool mode_decided = false;
   const HloInstruction* anchor = nullptr;
   // Where the site's bits are handed over: the anchor's computation, or the one that calls the
   // wrapper XLA:CPU put the anchor in (HomeComputation).
@@ -144,7 +146,7 @@ class RngSiteFinder {
  private:
   void FindAnchors();
   // `own_op_name`: the hash's op_name when it differs from the anchor's (a fused hash).
-  void AddSite(const HloInstruction* anchor, std::string kind, const std::string& context = "",
+  void AddSite(const HloInstruction* anchor, SiteKind kind, const std::string& context = "",
                const HloInstruction* context_call = nullptr, std::string_view own_op_name = {});
   // A site per draw hashed in a fusion (one draw: the fusion's site, named after its hash).
   void AddDrawSites(const std::vector<const ThreefryDraw*>& draws);
@@ -159,7 +161,7 @@ class RngSiteFinder {
   std::vector<std::vector<const HloInstruction*>> CallChains(const HloComputation* computation);
   bool RandomOnly(const HloInstruction* instr, int depth = 0);
   bool RandomOnlyElement(const HloInstruction* tuple, int64_t index, int depth);
-  std::string CounterMode(const SiteWork& work);
+  SiteMode CounterMode(const SiteWork& work);
   int64_t PartitionShards(SiteWork& work);
   // Sets work.offsets_elided when the offsets read a table the dump does not print.
   int64_t EvaluatedShards(SiteWork& work);

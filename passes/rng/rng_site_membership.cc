@@ -112,7 +112,7 @@ bool RngSiteFinder::RandomOnly(const HloInstruction* instr, int depth) {
 
 // Partitionable counters come from u64 iotas (iota_2x32_shape); replicated ones from a flat
 // 32-bit iota split in halves.
-std::string RngSiteFinder::CounterMode(const SiteWork& work) {
+SiteMode RngSiteFinder::CounterMode(const SiteWork& work) {
   bool u64_iota = false;
   bool flat_iota = false;
   bool exchanged = false;
@@ -138,9 +138,9 @@ std::string RngSiteFinder::CounterMode(const SiteWork& work) {
     for (const HloInstruction* operand : Producers(instr)) walk(operand, depth + 1);
   };
   for (const HloInstruction* counter : work.counters) walk(counter, 0);
-  if (u64_iota) return "partitionable";
-  if (flat_iota || exchanged) return "replicated";
-  return "unknown";
+  if (u64_iota) return SiteMode::kPartitionable;
+  if (flat_iota || exchanged) return SiteMode::kReplicated;
+  return SiteMode::kUnknown;
 }
 
 // Shards of a partitionable site: the partition-id offset of its counters, read from a constant
@@ -214,7 +214,7 @@ int64_t RngSiteFinder::EvaluatedShards(SiteWork& work) {
       // body's scalars computed from it. (Replicated mode reads the id to pick exchanged
       // counters, which are not offsets.)
       const bool reads_device_id =
-          work.site.mode == "partitionable" && work.rotation != nullptr &&
+          work.site.mode == SiteMode::kPartitionable && work.rotation != nullptr &&
           work.rotation->parent == counter->Called("calls") &&
           std::any_of(inputs.begin(), inputs.end(), [](const HloInstruction* input) {
             return input->opcode == Opcode::kPartitionId || input->opcode == Opcode::kReplicaId;

@@ -114,8 +114,8 @@ std::string ShapeText(const ir::Shape& shape) { return shape.ToString(/*print_la
 // (u32[] key0, u32[] key1, u32[...] x0, u32[...] x1) -> (u32[...], u32[...]). Returns the site
 // kind its body implies (a cu_/hip_threefry2x32 custom call, XLA:CPU's rolled loop, or the 20
 // rounds unrolled), or "" for any other computation.
-std::string ThreefryFunctionKind(const HloComputation* computation) {
-  if (computation == nullptr || computation->IsFusionComputation()) return "";
+std::optional<SiteKind> ThreefryFunctionKind(const HloComputation* computation) {
+  if (computation == nullptr || computation->IsFusionComputation()) return std::nullopt;
   std::vector<const HloInstruction*> params(4, nullptr);
   int64_t count = 0;
   for (const HloInstruction* instr : computation->instructions) {
@@ -125,18 +125,19 @@ std::string ThreefryFunctionKind(const HloComputation* computation) {
       params[static_cast<size_t>(instr->parameter_number)] = instr;
     }
   }
-  if (count != 4 || std::find(params.begin(), params.end(), nullptr) != params.end()) return "";
+  if (count != 4 || std::find(params.begin(), params.end(), nullptr) != params.end())
+    return std::nullopt;
   for (const HloInstruction* param : params) {
-    if (!IsU32Array(param->shape)) return "";
+    if (!IsU32Array(param->shape)) return std::nullopt;
   }
   const ir::Shape& x = params[2]->shape;
-  if (params[3]->shape.dims() != x.dims()) return "";
+  if (params[3]->shape.dims() != x.dims()) return std::nullopt;
   const HloInstruction* root = computation->root;
   if (root == nullptr || !root->shape.IsTuple() || root->shape.tuple_shapes().size() != 2) {
-    return "";
+    return std::nullopt;
   }
   for (const ir::Shape& element : root->shape.tuple_shapes()) {
-    if (!IsU32Array(element) || element.dims() != x.dims()) return "";
+    if (!IsU32Array(element) || element.dims() != x.dims()) return std::nullopt;
   }
   bool custom_call = false;
   bool loop = false;
@@ -145,11 +146,11 @@ std::string ThreefryFunctionKind(const HloComputation* computation) {
                    instr->custom_call_target().find("threefry2x32") != std::string_view::npos;
     loop |= instr->opcode == Opcode::kWhile;
   });
-  if (custom_call) return "threefry-custom-call";
-  if (loop) return "threefry-rolled";
+  if (custom_call) return SiteKind::kThreefryCustomCall;
+  if (loop) return SiteKind::kThreefryRolled;
   const auto [shifts, amounts] = RotationShifts(computation);
-  if (shifts >= kUnrolledShifts && amounts == 8) return "threefry-expanded";
-  return "";
+  if (shifts >= kUnrolledShifts && amounts == 8) return SiteKind::kThreefryExpanded;
+  return std::nullopt;
 }
 
 // What an instruction's value comes from: its operands, or for an element of a control-flow
@@ -279,13 +280,14 @@ void RngSiteFinder::FindBackwardStarts() {
     const HloInstruction* start = nullptr;
     for (const HloInstruction* instr : computation->instructions) {
       position_[instr] = position++;
-      const std::string phase = RngPhase(instr->metadata().op_name);
+      const SitePhase phase = RngPhase(instr->metadata().op_name);
       bool reads_forward = false;
       for (const HloInstruction* operand : instr->operands) {
         reads_forward |= after_forward.count(operand) != 0;
       }
-      if (phase == "forward" || reads_forward) after_forward.insert(instr);
-      if (start == nullptr && phase == "backward" && reads_forward && site_of_.count(instr) == 0 &&
+      if (phase == SitePhase::kForward || reads_forward) after_forward.insert(instr);
+      if (start == nullptr && phase == SitePhase::kBackward && reads_forward &&
+          site_of_.count(instr) == 0 &&
           instr->metadata().op_name.find("rematted_computation") == std::string_view::npos) {
         start = instr;
       }
@@ -305,22 +307,21 @@ bool RngSiteFinder::CrossesIntoBackward(const HloInstruction* member,
     const int64_t boundary = position_.at(start->second);
     return position_.at(member) < boundary && position_.at(user) >= boundary;
   }
-  return RngPhase(member->metadata().op_name) == "forward" &&
-         RngPhase(user->metadata().op_name) == "backward";
+  return RngPhase(member->metadata().op_name) == SitePhase::kForward &&
+         RngPhase(user->metadata().op_name) == SitePhase::kBackward;
 }
 
 // `context` is the op_name of the calls that reach the anchor's computation from the entry
 // (modules before optimizations call JAX's functions instead of inlining them); `context_call`
 // the innermost of them that carries a source line.
-void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
-                            const std::string& context, const HloInstruction* context_call,
-                            std::string_view own_op_name) {
+void RngSiteFinder::AddSite(const HloInstruction* anchor, SiteKind kind, const std::string& context,
+                            const HloInstruction* context_call, std::string_view own_op_name) {
   SiteWork work;
   work.anchor = anchor;
   work.home = HomeComputation(anchor);
   work.site.name = std::string(anchor->name);
   work.site.computation = anchor->parent ? std::string(anchor->parent->name) : "";
-  work.site.kind = std::move(kind);
+  work.site.kind = kind;
   std::string op_name = context;
   const std::string_view anchor_op_name =
       own_op_name.empty() ? anchor->metadata().op_name : own_op_name;
@@ -366,14 +367,15 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
   }
   work.site.draws = draws;
   if (op_name.find("threefry_split") != std::string::npos) {
-    work.site.purpose = "split";
+    work.site.purpose = SitePurpose::kSplit;
   } else if (op_name.find("threefry_fold_in") != std::string::npos) {
-    work.site.purpose = "fold_in";
+    work.site.purpose = SitePurpose::kFoldIn;
   } else if (!draws.empty() ||
              (anchor->opcode != Opcode::kWhile && anchor->opcode != Opcode::kCall)) {
-    work.site.purpose = "bits";
+    work.site.purpose = SitePurpose::kBits;
   } else {
-    work.site.purpose = "key";  // a threefry loop outside any jax.random drawing function
+    work.site.purpose =
+        SitePurpose::kKey;  // a threefry loop outside any jax.random drawing function
   }
   const HloInstruction* loop_init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
                                         ? LoopInitTuple(anchor->operands[0])
@@ -388,7 +390,7 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, std::string kind,
     work.keys = {init[x + 2], init[x + 3], init[x + 4]};
   } else if ((anchor->opcode == Opcode::kCustomCall && anchor->operands.size() >= 4) ||
              (anchor->opcode == Opcode::kCall && anchor->operands.size() == 4 &&
-              work.site.kind.rfind("threefry", 0) == 0)) {
+              IsThreefry(work.site.kind))) {
     work.keys = {anchor->operands[0], anchor->operands[1]};
     work.counters = {anchor->operands[2], anchor->operands[3]};
   } else if (anchor->opcode == Opcode::kFusion) {
@@ -417,7 +419,8 @@ void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) 
   if (draws.size() == 1) {
     // The hash's own op_name names the draw; the fusion is named after its root, which may be
     // the consumer fused in.
-    AddSite(fusion, "threefry-expanded", "", nullptr, draws[0]->last_rotation->metadata().op_name);
+    AddSite(fusion, SiteKind::kThreefryExpanded, "", nullptr,
+            draws[0]->last_rotation->metadata().op_name);
     sites_.back().lanes = draws[0]->lanes;
     sites_.back().rotation = draws[0]->last_rotation;
     sites_.back().holders = draws[0]->other_holders;
@@ -440,7 +443,8 @@ void RngSiteFinder::AddDrawSites(const std::vector<const ThreefryDraw*>& draws) 
     }
   }
   for (size_t h = 0; h < draws.size(); ++h) {
-    AddSite(fusion, "threefry-expanded", "", nullptr, draws[h]->last_rotation->metadata().op_name);
+    AddSite(fusion, SiteKind::kThreefryExpanded, "", nullptr,
+            draws[h]->last_rotation->metadata().op_name);
     SiteWork& work = sites_.back();
     work.site.name += ":hash" + std::to_string(h + 1);
     work.shares_anchor = true;
@@ -587,7 +591,7 @@ void RngSiteFinder::FindAnchors() {
   // XLA:CPU's expansions of rng-bit-generator: their Philox fusions are the call's site.
   std::set<const HloComputation*> rbg_callees;
   for (const HloComputation* computation : module_.computations) {
-    if (!ThreefryFunctionKind(computation).empty()) functions.insert(computation);
+    if (ThreefryFunctionKind(computation)) functions.insert(computation);
     for (const HloInstruction* instr : computation->instructions) {
       if (IsExpandedRbgCall(instr)) rbg_callees.insert(instr->Called("to_apply"));
       if (instr->opcode != Opcode::kCall && instr->opcode != Opcode::kWhile &&
@@ -604,7 +608,7 @@ void RngSiteFinder::FindAnchors() {
   // A site per anchor, and per call chain when the anchor's computation is called (a function
   // JAX did not inline draws bits once per call; a loop body is reached through its while).
   // Scheduled (optimized) modules have their calls inlined and absolute op_names.
-  const auto add = [&](const HloInstruction* anchor, const std::string& kind) {
+  const auto add = [&](const HloInstruction* anchor, SiteKind kind) {
     const std::vector<std::vector<const HloInstruction*>> chains =
         module_.is_scheduled ? std::vector<std::vector<const HloInstruction*>>{}
                              : CallChains(anchor->parent);
@@ -648,28 +652,28 @@ void RngSiteFinder::FindAnchors() {
           const int64_t trips = WhileTripCount(*instr);
           if (trips == options_.rolled_trip_count && IsThreefryLoopState(instr->shape) &&
               ContainsOpcode(instr->Called("body"), Opcode::kShiftLeft)) {
-            add(instr, "threefry-rolled");
+            add(instr, SiteKind::kThreefryRolled);
           }
           break;
         }
         case Opcode::kCustomCall:
           if (instr->custom_call_target().find("threefry2x32") != std::string_view::npos) {
-            add(instr, "threefry-custom-call");
+            add(instr, SiteKind::kThreefryCustomCall);
           }
           break;
         case Opcode::kRngBitGenerator:
-          add(instr, "rng-bit-generator");
+          add(instr, SiteKind::kRngBitGenerator);
           break;
         case Opcode::kRng:
-          add(instr, "rng");
+          add(instr, SiteKind::kRng);
           break;
         case Opcode::kCall: {
           const HloComputation* callee = instr->Called("to_apply");
           if (functions.count(callee) != 0) {
-            add(instr, ThreefryFunctionKind(callee));
+            add(instr, *ThreefryFunctionKind(callee));
             break;
           }
-          if (IsExpandedRbgCall(instr)) add(instr, "rng-bit-generator");
+          if (IsExpandedRbgCall(instr)) add(instr, SiteKind::kRngBitGenerator);
           break;
         }
         case Opcode::kFusion: {
@@ -679,7 +683,8 @@ void RngSiteFinder::FindAnchors() {
               fused != nullptr && fused->root != nullptr &&
               fused->root->opcode == Opcode::kCustomCall &&
               fused->root->custom_call_target().find("threefry2x32") != std::string_view::npos) {
-            AddSite(instr, "threefry-custom-call", "", nullptr, fused->root->metadata().op_name);
+            AddSite(instr, SiteKind::kThreefryCustomCall, "", nullptr,
+                    fused->root->metadata().op_name);
             break;
           }
           const auto anchored = draws_by_anchor.find(instr);
@@ -691,12 +696,12 @@ void RngSiteFinder::FindAnchors() {
           if (holders.count(instr) != 0 && !chains) break;  // rounds of a draw anchored elsewhere
           if (std::optional<PhiloxExpansion> philox = FindPhiloxExpansion(instr->Called("calls"));
               philox && !chains && rbg_callees.count(computation) == 0) {
-            AddSite(instr, "rng-bit-generator", "", nullptr, philox->op_name);
+            AddSite(instr, SiteKind::kRngBitGenerator, "", nullptr, philox->op_name);
             sites_.back().philox = philox;
             break;
           }
           const auto [shifts, amounts] = RotationShifts(instr->Called("calls"));
-          if (shifts >= kUnrolledShifts && amounts == 8) add(instr, "threefry-expanded");
+          if (shifts >= kUnrolledShifts && amounts == 8) add(instr, SiteKind::kThreefryExpanded);
           break;
         }
         default: {
@@ -712,19 +717,21 @@ void RngSiteFinder::FindAnchors() {
       }
     }
     for (const auto& [prefix, group] : unrolled) {
-      if (group.first >= kUnrolledShifts) add(group.second, "threefry-expanded");
+      if (group.first >= kUnrolledShifts) add(group.second, SiteKind::kThreefryExpanded);
     }
     for (size_t i = first_site; i < sites_.size(); ++i) {
       SiteWork& work = sites_[i];
-      if (work.site.kind == "rng-bit-generator") {
-        work.site.mode = "rbg";
+      if (work.site.kind == SiteKind::kRngBitGenerator) {
+        work.site.mode = SiteMode::kRbg;
+        work.mode_decided = true;
         work.site.algorithm =
             work.philox ? "philox, expanded by XLA into fusion %" + std::string(work.anchor->name)
             : work.anchor->opcode == Opcode::kCall
                 ? "expanded: call to %" + std::string(work.anchor->Called("to_apply")->name)
                 : std::string(work.anchor->FindAttribute("algorithm"));
-      } else if (work.site.kind == "rng") {
-        work.site.mode = "unknown";
+      } else if (work.site.kind == SiteKind::kRng) {
+        work.site.mode = SiteMode::kUnknown;
+        work.mode_decided = true;
         work.site.algorithm = std::string(work.anchor->FindAttribute("distribution"));
       }
     }
@@ -776,10 +783,10 @@ std::string RngScope(std::string_view op_name) {
   return std::string(scope);
 }
 
-std::string RngPhase(std::string_view op_name) {
-  if (op_name.find("transpose(") != std::string_view::npos) return "backward";
-  if (op_name.find("jvp(") != std::string_view::npos) return "forward";
-  return "other";
+SitePhase RngPhase(std::string_view op_name) {
+  if (op_name.find("transpose(") != std::string_view::npos) return SitePhase::kBackward;
+  if (op_name.find("jvp(") != std::string_view::npos) return SitePhase::kForward;
+  return SitePhase::kOther;
 }
 
 }  // namespace spmdsim::passes

@@ -62,6 +62,20 @@ int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
   return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
 }
 
+const RngCost* CostOf(const RngWhatIf& whatif, SiteMode mode) {
+  switch (mode) {
+    case SiteMode::kReplicated:
+      return &whatif.replicated;
+    case SiteMode::kPartitionable:
+      return &whatif.partitionable;
+    case SiteMode::kRbg:
+      return &whatif.rbg;
+    case SiteMode::kUnknown:
+      break;
+  }
+  return nullptr;
+}
+
 const RngCost* CostOf(const RngWhatIf& whatif, const char* mode) {
   if (std::strcmp(mode, "replicated") == 0) return &whatif.replicated;
   if (std::strcmp(mode, "partitionable") == 0) return &whatif.partitionable;

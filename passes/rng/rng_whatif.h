@@ -47,6 +47,8 @@
 
 #include <cstdint>
 
+#include "passes/rng/rng_site_kinds.h"
+
 namespace spmdsim::passes {
 
 struct RngCost {
@@ -86,5 +88,7 @@ RngWhatIf PredictRngCosts(const RngGeometry& geometry);
 
 // The cost of the named mode ("replicated", "partitionable", "rbg", "fused"); nullptr otherwise.
 const RngCost* CostOf(const RngWhatIf& whatif, const char* mode);
+// The cost of a site's own mode; nullptr for SiteMode::kUnknown.
+const RngCost* CostOf(const RngWhatIf& whatif, SiteMode mode);
 
 }  // namespace spmdsim::passes
