@@ -55,11 +55,7 @@ void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
       ->add_option("--live", options->live_buffers,
                    "Text: buffers of the live-at-peak listing shown in full")
       ->capture_default_str();
-  command
-      ->add_option("--timeline-points", options->timeline_points,
-                   "Points of the memory curve (each the maximum of its stretch)")
-      ->check(AtLeastOne())
-      ->capture_default_str();
+  AddTimelinePointsOption(*command, options->timeline_points);
   command
       ->add_option("--sizes", options->sizes,
                    "Buffer sizes: as written (global), per device from the shardings "

@@ -117,11 +117,7 @@ void RegisterReportCommand(CLI::App& app, RunFn& run) {
       ->add_option("--max-rows", options->max_rows, "Rows of each long table; the rest summarised")
       ->check(AtLeastOne())
       ->capture_default_str();
-  command
-      ->add_option("--timeline-points", options->timeline_points,
-                   "Points of the memory curve (each the maximum of its stretch)")
-      ->check(AtLeastOne())
-      ->capture_default_str();
+  AddTimelinePointsOption(*command, options->timeline_points);
   command->callback([options, &run] { run = [options] { return RunReport(*options); }; });
 }
 

@@ -72,6 +72,14 @@ bool WriteOutput(const std::string& path, std::string_view text, std::string_vie
   return false;
 }
 
+void AddTimelinePointsOption(CLI::App& command, int64_t& points) {
+  command
+      .add_option("--timeline-points", points,
+                  "Points of the memory curve (each the maximum of its stretch)")
+      ->check(AtLeastOne())
+      ->capture_default_str();
+}
+
 CLI::Validator AtLeastOne() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

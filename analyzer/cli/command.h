@@ -53,6 +53,9 @@ void AddStageOption(CLI::App& command, std::string& stage);
 bool WriteOutput(const std::string& path, std::string_view text, std::string_view what,
                  bool append = false);
 
+// Adds --timeline-points (points of the memory curve, at least 1) for commands that show it.
+void AddTimelinePointsOption(CLI::App& command, int64_t& points);
+
 // A whole number option that must be at least 1, with a plain message otherwise.
 CLI::Validator AtLeastOne();
 // A number option that must not be negative (a percentage), with a plain message otherwise.

@@ -437,6 +437,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
 
       CollectiveOp op;
       op.instruction = std::string(instr->name);
+      op.start = instr;
       op.kind = kind;
       op.opcode = std::string(instr->opcode_name());
       op.computation = std::string(computation->name);

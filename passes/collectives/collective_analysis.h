@@ -40,6 +40,9 @@ struct CollectiveOptions {
 
 struct CollectiveOp {
   std::string instruction;  // the instruction that starts it (X-start, async-start, or X)
+  // That instruction in the analysed module (valid while the module lives): the handle other
+  // analyses join on.
+  const ir::HloInstruction* start = nullptr;
   std::string kind;         // base kind: "all-reduce", "all-gather", ...
   std::string opcode;       // as written
   std::string computation;  // where it sits

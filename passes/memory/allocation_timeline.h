@@ -9,14 +9,46 @@
 #include <set>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "passes/memory/live_range_analysis.h"
 
 namespace spmdsim::passes {
 
+// The free stretches (gaps) of many allocations' timelines at once, to answer "can any of them
+// take this range?" in O(log n) instead of asking each: XLA's assignment offers a temporary to
+// every reusable allocation, and on a large flat graph almost every offer is refused.
+class AllocationGapIndex {
+ public:
+  // `gap_starts`: every time a gap may start at, i.e. the end of every range the tracked
+  // timelines will hold. A gap starting elsewhere turns the index off (AnyContains is then
+  // always true, which only costs the scan it saves).
+  explicit AllocationGapIndex(std::vector<int64_t> gap_starts);
+
+  // A gap [start, end] (ends are INT64_MIN / INT64_MAX before the first range and after the
+  // last) joins or leaves the index; gaps are a multiset.
+  void Insert(int64_t start, int64_t end);
+  void Erase(int64_t start, int64_t end);
+
+  // Some tracked gap holds `range` whole: start <= range.start and range.end <= end. Exactly
+  // "some tracked timeline does not StrictlyOverlap `range`".
+  bool AnyContains(const TimeBound& range) const;
+
+ private:
+  void Refresh(size_t leaf);
+
+  bool off_ = false;
+  std::vector<int64_t> starts_;                // sorted, unique, starts_[0] = INT64_MIN
+  std::vector<std::vector<int64_t>> ends_at_;  // the ends of the gaps starting at each
+  std::vector<int64_t> max_end_;               // segment tree over starts_: the latest end
+};
+
 class AllocationTimeline {
  public:
   void Add(int32_t value_id, const TimeBound& range);
+
+  // From now on keeps `index` holding this timeline's gaps (its current ones are added now).
+  void TrackGaps(AllocationGapIndex* index);
 
   // Some value is live strictly inside [range.start, range.end]: its range starts before the
   // end and ends after the start.
@@ -38,7 +70,14 @@ class AllocationTimeline {
   // interiors meet keeps StrictlyOverlaps exact (it asks whether the query meets an interior),
   // and with disjoint interiors the ends rise with the starts, so the last interval starting
   // before the query's end has the latest end among them.
-  std::set<std::pair<int64_t, int64_t>> hull_;
+  using Interval = std::pair<int64_t, int64_t>;
+  // The index learns the gaps between `before`, the removed intervals and `after` (set order)
+  // are gone, and those around `added` are new.
+  void ReplaceGaps(const Interval& before, const std::vector<Interval>& removed,
+                   const Interval& added, const Interval& after);
+
+  std::set<Interval> hull_;
+  AllocationGapIndex* gaps_ = nullptr;
   std::unordered_multimap<int64_t, int32_t> starts_;
   std::unordered_multimap<int64_t, int32_t> ends_;
 };

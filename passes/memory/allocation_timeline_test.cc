@@ -52,5 +52,41 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
   }
 }
 
+TEST_CASE("gap index answers whether any tracked timeline is free, as asking each does") {
+  std::mt19937 random(2024);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t horizon = 4 + trial % 40;
+    std::uniform_int_distribution<int64_t> time(0, horizon);
+    std::vector<int64_t> ends;
+    for (int64_t t = 0; t <= horizon; ++t) ends.push_back(t);
+    AllocationGapIndex index(ends);
+    const int count = 1 + trial % 5;
+    std::vector<AllocationTimeline> timelines(static_cast<size_t>(count));
+    // Some timelines hold ranges before they are tracked, as an allocation does before it is
+    // registered for reuse.
+    std::uniform_int_distribution<int> pick(0, count - 1);
+    for (int step = 0; step < 80; ++step) {
+      const auto which = static_cast<size_t>(pick(random));
+      TimeBound range{time(random), 0};
+      range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
+      timelines[which].Add(step, range);
+      if (step == 10) {
+        for (AllocationTimeline& timeline : timelines) timeline.TrackGaps(&index);
+      }
+      if (step < 10) continue;
+      for (int q = 0; q < 8; ++q) {
+        TimeBound query{time(random), 0};
+        query.end = std::min(horizon, query.start + time(random) % 5);
+        INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
+                      << "]");
+        const bool any_free =
+            std::any_of(timelines.begin(), timelines.end(),
+                        [&](const AllocationTimeline& t) { return !t.StrictlyOverlaps(query); });
+        CHECK(index.AnyContains(query) == any_free);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spmdsim::passes

@@ -303,6 +303,23 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   std::vector<Allocation> allocations;
   std::vector<int32_t> allocation_of_buffer(alias_.buffers().size(), -1);
   std::vector<int32_t> registered;  // allocations later temporaries may reuse
+  // The free stretches of the registered allocations: a buffer none of them can take skips the
+  // offers (on a large flat graph nearly every temporary).
+  std::vector<int64_t> range_ends;
+  range_ends.reserve(df_.values().size());
+  for (const HloValue& value : df_.values()) {
+    if (lr_.HasRange(value.id)) range_ends.push_back(lr_.Range(value.id).end);
+  }
+  AllocationGapIndex free_stretches(std::move(range_ends));
+  const auto register_for_reuse = [&](int32_t index) {
+    registered.push_back(index);
+    allocations[static_cast<size_t>(index)].timeline.TrackGaps(&free_stretches);
+  };
+  const auto some_registered_free = [&](const HloBuffer& buffer) {
+    return std::all_of(buffer.values.begin(), buffer.values.end(), [&](int32_t id) {
+      return lr_.HasRange(id) && free_stretches.AnyContains(lr_.Range(id));
+    });
+  };
   for (int32_t buffer_id : AssignmentOrder()) {
     const HloBuffer& buffer = alias_.buffers()[buffer_id];
     const int64_t bytes = BufferBytes(buffer);
@@ -330,7 +347,7 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
         }
       }
       const int32_t index = add(/*readonly=*/!aliased);
-      if (aliased) registered.push_back(index);
+      if (aliased) register_for_reuse(index);
       continue;
     }
     if (!options_.platform.ReusesArgumentAndOutputAllocations()) continue;
@@ -354,10 +371,12 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       }
       if (placed) break;
     }
-    for (auto it = registered.rbegin(); !placed && it != registered.rend(); ++it) {
-      if (MaybeAssign(allocations[static_cast<size_t>(*it)], buffer, bytes)) {
-        allocation_of_buffer[buffer_id] = *it;
-        placed = true;
+    if (!placed && some_registered_free(buffer)) {
+      for (auto it = registered.rbegin(); !placed && it != registered.rend(); ++it) {
+        if (MaybeAssign(allocations[static_cast<size_t>(*it)], buffer, bytes)) {
+          allocation_of_buffer[buffer_id] = *it;
+          placed = true;
+        }
       }
     }
     if (placed) {
@@ -367,7 +386,7 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       }
       continue;
     }
-    if (kind == BufferKind::kOutput) registered.push_back(add(/*readonly=*/false));
+    if (kind == BufferKind::kOutput) register_for_reuse(add(/*readonly=*/false));
   }
 }
 

@@ -623,12 +623,6 @@ void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
     owned = AnalyzeCollectives(module_);
     collectives = &owned;
   }
-  std::map<std::pair<std::string_view, std::string_view>, const HloInstruction*> by_name;
-  for (const HloComputation* computation : module_.computations) {
-    for (const HloInstruction* instr : computation->instructions) {
-      by_name[{computation->name, instr->name}] = instr;
-    }
-  }
   const auto add = [&](int s, const CollectiveOp& op, int64_t operands, int64_t bytes,
                        int64_t wire) {
     RngSite& site = sites_[s].site;
@@ -643,9 +637,8 @@ void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
     site.collectives.push_back(std::move(out));
   };
   for (const CollectiveOp& op : collectives->ops) {
-    const auto found = by_name.find({op.computation, op.instruction});
-    if (found == by_name.end()) continue;
-    const HloInstruction* instr = found->second;
+    const HloInstruction* instr = op.start;
+    if (instr == nullptr) continue;
     const int64_t wire = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);
     // A collective among the site's instructions, or among what XLA hoisted out of its loop.
     int owner = -1;

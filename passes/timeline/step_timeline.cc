@@ -80,7 +80,7 @@ class StepSimulator {
  public:
   StepSimulator(const CollectiveResult& collectives, const StepTimelineOptions& options)
       : options_(options) {
-    for (const CollectiveOp& op : collectives.ops) collectives_[op.instruction] = &op;
+    for (const CollectiveOp& op : collectives.ops) collectives_[op.start] = &op;
     min_ns_ = std::max<int64_t>(ToNs(options.min_slice_us), 1);
   }
 
@@ -127,7 +127,7 @@ class StepSimulator {
       }
       return;
     }
-    if (auto it = collectives_.find(instr.name); it != collectives_.end()) {
+    if (auto it = collectives_.find(&instr); it != collectives_.end()) {
       const CollectiveOp& op = *it->second;
       const int64_t start = std::max(clock_, collectives_free_);
       const int64_t duration = op.est_time_us > 0 ? ToNs(op.est_time_us) : min_ns_;
@@ -165,7 +165,7 @@ class StepSimulator {
   int64_t min_ns_ = 1000;
   int64_t clock_ = 0;             // the compute track
   int64_t collectives_free_ = 0;  // when the collectives track is free again
-  std::unordered_map<std::string_view, const CollectiveOp*> collectives_;
+  std::unordered_map<const HloInstruction*, const CollectiveOp*> collectives_;
   std::unordered_map<const HloInstruction*, int64_t> pending_;  // async start -> its end
   std::unordered_set<const HloComputation*> walked_;
   StepTimeline timeline_;
