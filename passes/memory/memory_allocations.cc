@@ -72,38 +72,50 @@ void PeakMemoryBuilder::AddValues(Allocation& allocation, const std::vector<int3
   }
 }
 
+PeakMemoryBuilder::PostOrderPositions::PostOrderPositions(const ir::HloModule& module) {
+  int32_t ids = 0;
+  for (const ir::HloComputation* computation : module.computations) {
+    for (const HloInstruction* instr : computation->instructions) ids = std::max(ids, instr->id + 1);
+  }
+  at.assign(static_cast<size_t>(ids), -1);
+  state.assign(static_cast<size_t>(ids), 0);
+}
+
 void PeakMemoryBuilder::AppendPostOrder(const ir::HloComputation* computation,
-                                        std::unordered_map<const HloInstruction*, int64_t>& at,
-                                        int64_t& next) {
-  std::unordered_map<const HloInstruction*, int> state;  // 1 visiting, 2 done
+                                        PostOrderPositions& positions, int64_t& next) {
+  // Operands and control predecessors are in the same computation: its marks start afresh.
+  const auto mark = [&](const HloInstruction* instr) -> uint8_t& {
+    return positions.state[static_cast<size_t>(instr->id)];
+  };
+  for (const HloInstruction* instr : computation->instructions) mark(instr) = 0;
   std::vector<const HloInstruction*> stack;
   for (const HloInstruction* start : computation->instructions) {
-    if (!start->users.empty() || state.count(start)) continue;
+    if (!start->users.empty() || mark(start) != 0) continue;
     stack.push_back(start);
     while (!stack.empty()) {
       const HloInstruction* current = stack.back();
-      auto it = state.find(current);
-      if (it != state.end() && it->second == 2) {
+      uint8_t& state = mark(current);
+      if (state == 2) {
         stack.pop_back();
         continue;
       }
-      if (it != state.end() && it->second == 1) {
+      if (state == 1) {
         stack.pop_back();
-        it->second = 2;
-        at[current] = next++;
+        state = 2;
+        positions.at[static_cast<size_t>(current->id)] = next++;
         continue;
       }
-      state[current] = 1;
+      state = 1;
       for (auto op = current->operands.rbegin(); op != current->operands.rend(); ++op) {
-        if (!state.count(*op)) stack.push_back(*op);
+        if (mark(*op) == 0) stack.push_back(*op);
       }
       for (const HloInstruction* pred : current->control_predecessors()) {
-        if (!state.count(pred)) stack.push_back(pred);
+        if (mark(pred) == 0) stack.push_back(pred);
       }
     }
   }
   for (const HloInstruction* instr : computation->instructions) {
-    if (!at.count(instr)) at[instr] = next++;
+    if (positions.At(instr) < 0) positions.at[static_cast<size_t>(instr->id)] = next++;
   }
 }
 
@@ -137,7 +149,7 @@ std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
 
 const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   if (!xla_value_order_.empty() || df_.values().empty()) return xla_value_order_;
-  std::unordered_map<const HloInstruction*, int64_t> at;
+  PostOrderPositions at(module_);
   int64_t next = 0;
   for (const ir::HloComputation* computation : module_.computations) {
     if (df_.Context(computation) == CallContext::kControlFlow) {
@@ -151,8 +163,8 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   }
   std::vector<int64_t> rank(static_cast<size_t>(2 * values));
   for (const HloValue& value : df_.values()) {
-    const auto found = at.find(value.instruction);
-    const int64_t position = found == at.end() ? next : found->second;
+    const int64_t placed = at.At(value.instruction);
+    const int64_t position = placed < 0 ? next : placed;
     const int64_t within = value.slot - df_.FirstSlot(value.instruction);
     rank[static_cast<size_t>(value.id)] =
         value.is_phi ? ir::SaturatingAdd(ir::SaturatingMul(next + 1, slots), value.id)
@@ -168,12 +180,14 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
 std::vector<int32_t> PeakMemoryBuilder::AssignmentOrder() const {
   std::vector<int64_t> position(df_.values().size(), 0);
   {
-    std::unordered_map<const HloInstruction*, int64_t> at;
+    PostOrderPositions at(module_);
     int64_t next = 0;
     for (const ir::HloComputation* computation : CallersFirst()) {
       AppendPostOrder(computation, at, next);
     }
-    for (const HloValue& value : df_.values()) position[value.id] = at[value.instruction];
+    for (const HloValue& value : df_.values()) {
+      position[value.id] = std::max<int64_t>(at.At(value.instruction), 0);
+    }
   }
   std::vector<int64_t> buffer_position(alias_.buffers().size(), INT64_MAX);
   for (const HloBuffer& buffer : alias_.buffers()) {

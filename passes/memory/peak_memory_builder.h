@@ -115,8 +115,14 @@ class PeakMemoryBuilder {
 
   // XLA's HloComputation::MakeInstructionPostOrder: depth-first from each instruction without
   // users, control predecessors first, then operands in order.
-  static void AppendPostOrder(const ir::HloComputation* computation,
-                              std::unordered_map<const HloInstruction*, int64_t>& at,
+  // Positions by instruction id (-1: not placed yet), with the walk's scratch marks.
+  struct PostOrderPositions {
+    explicit PostOrderPositions(const ir::HloModule& module);
+    int64_t At(const HloInstruction* instr) const { return at[static_cast<size_t>(instr->id)]; }
+    std::vector<int64_t> at;
+    std::vector<uint8_t> state;  // 1 visiting, 2 done
+  };
+  static void AppendPostOrder(const ir::HloComputation* computation, PostOrderPositions& positions,
                               int64_t& next);
 
   // Control-flow computations callers first (the reverse of a post order of the call graph in

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/checked_math.h"
 #include "passes/module_analyses.h"
 #include "passes/rng/philox_expansion.h"
 #include "passes/rng/rng_site_analysis.h"

@@ -26,6 +26,11 @@ bool RngSiteFinder::RandomOnlyElement(const HloInstruction* tuple, int64_t index
       index < static_cast<int64_t>(tuple->operands.size())) {
     return RandomOnly(tuple->operands[index], depth + 1);
   }
+  // A barrier (remat's) passes each element through unchanged.
+  if (tuple->opcode == Opcode::kOptimizationBarrier && tuple->operands.size() == 1 &&
+      depth <= kMaxWalkDepth) {
+    return RandomOnlyElement(tuple->operands[0], index, depth + 1);
+  }
   return RandomOnly(tuple, depth + 1);
 }
 
@@ -409,10 +414,8 @@ void RngSiteFinder::AssignByDataflow(const std::vector<int>& sites,
     }
     frontier = std::move(next);
   }
-  // What no anchor reaches through the scope's own instructions goes to its first site.
-  for (const HloInstruction* instr : candidates) {
-    if (claimed.count(instr) == 0) site_of_[instr] = sites.front();
-  }
+  // What no anchor reaches through the scope's own instructions is not random: a constant-built
+  // mask computed beside the draws (a causal mask in a block whose key is folded in).
 }
 
 void RngSiteFinder::KeepConnectedMembers() {
