@@ -98,6 +98,13 @@ bool RngSiteFinder::RandomOnly(const HloInstruction* instr, int depth) {
       break;
     }
     default:
+      // XLA puts an AllocateBuffer (no operands, contents undefined) where a loop's initial
+      // state is never read (a dead input slot): it carries no data.
+      if (instr->opcode == Opcode::kCustomCall && instr->operands.empty() &&
+          instr->custom_call_target() == "AllocateBuffer") {
+        result = true;
+        break;
+      }
       if (instr->opcode == Opcode::kCustomCall &&
           instr->custom_call_target().find("threefry") == std::string_view::npos) {
         result = false;
