@@ -86,6 +86,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     s["local_elements"] = site.local_elements;
     s["global_elements"] = site.global_elements;
     s["shards"] = site.shards;
+    s["shards_known"] = site.shards_known;
     s["op_name"] = site.op_name;
     s["source"] = site.source;
     s["consumers"] = site.consumers;
@@ -185,10 +186,11 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
       continue;
     }
     ++number;
-    out << fmt::format("  Site {}: {}  {}, {}, {} {} per device ({} over the mesh, {} shards)",
+    out << fmt::format("  Site {}: {}  {}, {}, {} {} per device ({} over the mesh, {} shards{})",
                        number, site.name, passes::SiteKindName(site.kind),
                        passes::SiteModeName(site.mode), passes::SitePurposeName(site.purpose),
-                       ShapeString(site), site.global_elements, site.shards);
+                       ShapeString(site), site.global_elements, site.shards,
+                       site.shards_known ? "" : ", not derived: the offset table is elided");
     if (!site.draws.empty()) out << ", " << site.draws;
     out << ", " << passes::SitePhaseName(site.phase) << "\n";
     out << fmt::format("    Operator: op_name=\"{}\"{}\n", site.op_name,

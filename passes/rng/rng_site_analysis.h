@@ -109,9 +109,13 @@ struct RngSite {
   int64_t local_elements = 0;
   int64_t global_elements = 0;  // over the whole mesh
   int64_t shards = 1;           // devices the tensor is split over (global / local)
-  std::string op_name;          // the anchor's
-  std::string scope;            // op_name prefix that defines the site
-  std::string source;           // "file.py:76"
+  // False when the device offsets read a constant table the dump elides ("{...}"): shards and
+  // global_elements are then not derived from them (partitionable: each partition taken as its
+  // own slice, an upper bound; replicated: the lanes one device hashes, a lower bound).
+  bool shards_known = true;
+  std::string op_name;  // the anchor's
+  std::string scope;    // op_name prefix that defines the site
+  std::string source;   // "file.py:76"
   std::vector<std::string>
       consumers;               // "dropout (mask and select) in select_add_fusion.3 (forward)"
   int64_t consumer_count = 0;  // instructions outside the site that read its values

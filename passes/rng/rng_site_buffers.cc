@@ -187,6 +187,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
   site.global_elements = site.local_elements;
   if (site.mode == SiteMode::kPartitionable) {
     site.shards = PartitionShards(work);
+    site.shards_known = !work.offsets_elided;
     site.global_elements = ir::SaturatingMul(site.local_elements, site.shards);
     // The cu_threefry2x32 call is not partitioned: each of its two outputs is the global
     // tensor's counters hashed (the bits are their xor).
@@ -202,6 +203,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     // values, so a device's bits are twice its lanes. Unrolled (GPU/TPU), XLA partitions the
     // lanes like any elementwise op and offsets each device's counters.
     const int64_t slices = site.kind == SiteKind::kThreefryExpanded ? EvaluatedShards(work) : 0;
+    site.shards_known = !work.offsets_elided;
     if (site.mode == SiteMode::kReplicated && work.lanes != nullptr && !tensor_from_reader &&
         site.local_elements == work.lanes->ElementCount()) {
       site.local_elements = ir::SaturatingMul(site.local_elements, 2);
