@@ -36,6 +36,11 @@ DumpFolder::DumpFolder(fs::path dir, std::vector<std::string> file_names)
       }
     } else if (!name.ends_with(".json") && StageFromFileName(name) == kAfterOptimizations) {
       optimized_modules_.insert(ModuleIdentity(name));
+    } else if (name.ends_with("before_optimizations.txt") ||
+               name.ends_with("before_optimizations.txt.gz")) {
+      if (const auto id = ModuleNumberAndName(name)) {
+        unoptimized_[id->second].emplace_back(id->first, name);
+      }
     }
   }
 }
@@ -72,6 +77,23 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
       files.memory_analysis = PathOf(named->second);
     } else if (has_memory_analysis_ && optimized_modules_.size() == 1) {
       files.memory_analysis = PathOf("memory_analysis.json");
+    }
+  }
+
+  // An optimized module's source: the before-optimizations file of the same module name, the
+  // nearest at or below its number (XLA:TPU numbers the optimized module after the compiles it
+  // ran in between: module_0000...before_optimizations, module_0003...after_optimizations).
+  if (stage == kAfterOptimizations) {
+    const auto id = ModuleNumberAndName(module_file_name);
+    const auto found = id ? unoptimized_.find(id->second) : unoptimized_.end();
+    if (found != unoptimized_.end()) {
+      const std::pair<uint64_t, std::string>* best = nullptr;
+      for (const auto& candidate : found->second) {
+        if (candidate.first <= id->first && (best == nullptr || candidate.first > best->first)) {
+          best = &candidate;
+        }
+      }
+      if (best != nullptr) files.before_optimizations = PathOf(best->second);
     }
   }
 

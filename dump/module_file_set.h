@@ -38,6 +38,9 @@ struct ModuleFileSet {
   // beside it ("*after_optimizations.txt[.gz]"), by name. Which of them holds the same module is
   // for the caller to read.
   std::vector<std::string> after_optimizations;
+  // An after-optimizations module: the same module before optimizations
+  // ("module_NNNN.name.before_optimizations.txt[.gz]" beside it), empty when there is none.
+  std::string before_optimizations;
 };
 
 // The file names of one folder of a dump, indexed once, so that every module of a large dump is
@@ -62,6 +65,8 @@ class DumpFolder {
   std::map<std::string, std::string> named_memory_analysis_;  // module name -> file name
   bool has_memory_analysis_ = false;                          // "memory_analysis.json"
   std::set<std::string> optimized_modules_;  // after-optimizations module files, one per module
+  // Module name -> (module number, file) of its before-optimizations module files.
+  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> unoptimized_;
 };
 
 // The files beside `module_path` (its folder listed once); only the path when it is not a

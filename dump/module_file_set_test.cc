@@ -42,6 +42,25 @@ TEST_CASE("module file set: XLA's companions of an optimized module, plain or gz
   CHECK(before.after_optimizations == std::vector<std::string>{"d/" + std::string(kAfter)});
 }
 
+TEST_CASE("module file set: an optimized module's source before optimizations, by name") {
+  // XLA:TPU numbers the optimized module after the compiles in between; another function's
+  // module and a later compile of the same name are not its source.
+  const DumpFolder folder("d", {"module_0000.jit_f.cl_1.before_optimizations.txt.gz",
+                                "module_0001.jit_g.cl_1.before_optimizations.txt.gz",
+                                "module_0003.jit_f.cl_1.after_optimizations.txt.gz",
+                                "module_0005.jit_f.cl_1.before_optimizations.txt.gz",
+                                "module_0007.jit_f.cl_1.after_optimizations.txt.gz",
+                                "module_0009.jit_h.gpu_after_optimizations.txt"});
+  CHECK(folder.FilesOf("module_0003.jit_f.cl_1.after_optimizations.txt.gz").before_optimizations ==
+        "d/module_0000.jit_f.cl_1.before_optimizations.txt.gz");
+  CHECK(folder.FilesOf("module_0007.jit_f.cl_1.after_optimizations.txt.gz").before_optimizations ==
+        "d/module_0005.jit_f.cl_1.before_optimizations.txt.gz");
+  CHECK(
+      folder.FilesOf("module_0009.jit_h.gpu_after_optimizations.txt").before_optimizations.empty());
+  CHECK(folder.FilesOf("module_0000.jit_f.cl_1.before_optimizations.txt.gz")
+            .before_optimizations.empty());
+}
+
 TEST_CASE("module file set: memory_analysis.json by function, or of the only optimized module") {
   const std::vector<std::string> names = {
       "module_0004.jit_init.cpu_after_optimizations.txt.gz",

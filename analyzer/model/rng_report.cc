@@ -1,10 +1,28 @@
 #include "analyzer/model/rng_report.h"
 
+#include <memory>
+
 #include "analyzer/model/module_platform.h"
 #include "analyzer/model/module_stage.h"
+#include "dump/module_loader.h"
 #include "passes/rng/rng_remat_saving.h"
 
 namespace spmdsim::analyzer {
+
+namespace {
+
+// The module before optimizations beside `input` (its global shapes), for sites whose device
+// offsets the dump elides; null when there is no such file or it does not load.
+std::unique_ptr<ir::HloModule> SourceModule(const dump::ModuleInput& input) {
+  if (input.files.before_optimizations.empty()) return nullptr;
+  dump::LoadOptions load;
+  load.stage = "before_optimizations";
+  dump::LoadOutcome loaded = dump::LoadInputs(input.files.before_optimizations, load);
+  if (loaded.failure || loaded.inputs.modules.size() != 1) return nullptr;
+  return std::move(loaded.inputs.modules.front().module);
+}
+
+}  // namespace
 
 passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
                                                  passes::MemoryAnalysisOptions base,
@@ -31,6 +49,11 @@ passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
   options.stage = StageHintOf(input);
   options.platform = memory.platform.platform;
   passes::RngSiteResult rng = passes::AnalyzeRngSites(analyses, options);
+  if (passes::SomeShardsUnknown(rng)) {
+    // Loaded only when needed: a before-optimizations module is as large as the optimized one.
+    const std::unique_ptr<ir::HloModule> source = SourceModule(input);
+    if (source != nullptr) passes::SizesFromSource(analyses, options, *source, rng);
+  }
 
   bool residuals = false;
   for (const passes::RngFinding& f : rng.findings)

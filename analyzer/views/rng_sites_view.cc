@@ -87,6 +87,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     s["global_elements"] = site.global_elements;
     s["shards"] = site.shards;
     s["shards_known"] = site.shards_known;
+    s["shards_from_unpartitioned"] = site.shards_from_unpartitioned;
     s["op_name"] = site.op_name;
     s["source"] = site.source;
     s["consumers"] = site.consumers;

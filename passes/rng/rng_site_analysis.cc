@@ -124,14 +124,26 @@ RngSiteResult RngSiteFinder::Run() {
     }
   }
   int64_t elided = 0;
-  for (const SiteWork& work : sites_) elided += work.offsets_elided ? 1 : 0;
-  if (elided > 0) {
-    result.notes.push_back(
-        std::to_string(elided) +
+  int64_t recovered = 0;
+  for (const SiteWork& work : sites_) {
+    if (!work.offsets_elided) continue;
+    ++(work.site.shards_from_unpartitioned ? recovered : elided);
+  }
+  if (elided + recovered > 0) {
+    std::string note =
+        std::to_string(elided + recovered) +
         " site(s): the dump prints the constant tables XLA offsets their counters with as "
         "\"{...}\" (constants of more than 10 elements are left out unless the compile ran with "
-        "--xla_dump_large_constants), so their shard counts and global sizes are not derived "
-        "from it");
+        "--xla_dump_large_constants)";
+    if (recovered > 0) {
+      note += "; " + std::to_string(recovered) +
+              " of them sized from the same draws in the module before optimizations";
+    }
+    if (elided > 0) {
+      note += "; " + std::to_string(elided) +
+              " not sized from them: their shard counts and global sizes are not derived";
+    }
+    result.notes.push_back(std::move(note));
   }
   MeasureBuffers(dataflow, analyses_.Alias(),
                  module_.is_scheduled ? &analyses_.LiveRanges() : nullptr);
@@ -277,6 +289,30 @@ RngSiteResult RngSiteFinder::Run() {
 
 RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& options) {
   return rng_internal::RngSiteFinder(analyses, options).Run();
+}
+
+std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloModule& before) {
+  ModuleAnalyses analyses(before);
+  RngSiteOptions options;
+  options.stage = StageHint::kBeforeOptimizations;
+  std::vector<RngSiteOptions::UnpartitionedDraw> draws;
+  for (const RngSite& site : AnalyzeRngSites(analyses, options).sites) {
+    if (site.purpose != SitePurpose::kBits || site.op_name.empty()) continue;
+    draws.push_back({site.op_name, site.global_elements});
+  }
+  return draws;
+}
+
+bool SomeShardsUnknown(const RngSiteResult& result) {
+  return std::any_of(result.sites.begin(), result.sites.end(),
+                     [](const RngSite& site) { return !site.shards_known; });
+}
+
+void SizesFromSource(ModuleAnalyses& analyses, RngSiteOptions options, const ir::HloModule& before,
+                     RngSiteResult& result) {
+  if (!SomeShardsUnknown(result) || before.name != analyses.module().name) return;
+  options.unpartitioned_draws = UnpartitionedDraws(before);
+  if (!options.unpartitioned_draws.empty()) result = AnalyzeRngSites(analyses, options);
 }
 
 RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options) {

@@ -66,6 +66,15 @@ struct RngSiteOptions {
   // The platform that compiled the module, when known: the what-if follows its lowerings
   // (XLA:GPU expands rng-bit-generator into Philox fused with its consumers).
   std::optional<Platform> platform;
+  // The draws of the same program before optimizations (global shapes: nothing is partitioned
+  // yet), by the op_name of their call site, which XLA keeps through its passes. A site whose
+  // device offsets cannot be read (the dump elides their table) takes its global size from the
+  // draw whose op_name is the longest '/'-prefix of its own.
+  struct UnpartitionedDraw {
+    std::string op_name;
+    int64_t global_elements = 0;
+  };
+  std::vector<UnpartitionedDraw> unpartitioned_draws;
 };
 
 // A buffer a site materializes, in the words of XLA's OOM listing.
@@ -113,6 +122,8 @@ struct RngSite {
   // global_elements are then not derived from them (partitionable: each partition taken as its
   // own slice, an upper bound; replicated: the lanes one device hashes, a lower bound).
   bool shards_known = true;
+  // Shards and global size taken from the program before optimizations (the offsets elided).
+  bool shards_from_unpartitioned = false;
   std::string op_name;  // the anchor's
   std::string scope;    // op_name prefix that defines the site
   std::string source;   // "file.py:76"
@@ -192,6 +203,18 @@ struct RngSiteResult {
 
 // With the module's shared analyses (passes/module_analyses.h), or with a module alone.
 RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& options = {});
+
+// The draws of `before`, the same program before optimizations (shapes still global), for
+// RngSiteOptions::unpartitioned_draws.
+std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloModule& before);
+
+// Whether some site's device offsets could not be read (SizesFromSource would help).
+bool SomeShardsUnknown(const RngSiteResult& result);
+
+// `result` (AnalyzeRngSites of `analyses` with `options`) analysed again with the draws of
+// `before`, the same module before optimizations, when some site's offsets cannot be read.
+void SizesFromSource(ModuleAnalyses& analyses, RngSiteOptions options, const ir::HloModule& before,
+                     RngSiteResult& result);
 RngSiteResult AnalyzeRngSites(const ir::HloModule& module, const RngSiteOptions& options = {});
 
 // The site's scope: op_name without the trailing "/while" (or "/threefry2x32",

@@ -38,7 +38,18 @@ Loaded Load(const nlohmann::json& program) {
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() == 1);
   Loaded loaded{std::move(outcome.inputs.modules[0]), {}};
-  loaded.rng = AnalyzeRngSites(*loaded.input.module);
+  ModuleAnalyses analyses(*loaded.input.module);
+  loaded.rng = AnalyzeRngSites(analyses);
+  // As the tool does: sites whose offsets the dump elides are sized from the module before
+  // optimizations of the same dump.
+  const auto before = program.at("files").find("before");
+  if (SomeShardsUnknown(loaded.rng) && before != program.at("files").end()) {
+    analyzer::LoadOutcome source =
+        analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + before->get<std::string>());
+    REQUIRE_FALSE(source.failure);
+    REQUIRE(source.inputs.modules.size() == 1);
+    SizesFromSource(analyses, {}, *source.inputs.modules[0].module, loaded.rng);
+  }
   return loaded;
 }
 

@@ -224,6 +224,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
             ? ReplicatedCounterElements(work)
             : 0;
     if (counted > 0) {
+      site.shards_known = true;
       site.global_elements = std::max(site.local_elements, counted);
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     } else if (slices > 1) {
@@ -234,6 +235,9 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     }
   }
+  // Partitionable only: the unpartitioned draw's counters are its global row-major index, the
+  // same tensor; replicated mode's flat halves are not compared across the two modules yet.
+  if (!site.shards_known && site.mode == SiteMode::kPartitionable) SizeFromUnpartitionedDraw(site);
   // Expanded Philox: every device computes the global words and keeps its slice.
   if (work.philox) {
     site.dtype = "u32";
@@ -243,6 +247,34 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
                                                     : std::vector<int64_t>{site.global_elements};
     site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
   }
+}
+
+void RngSiteFinder::SizeFromUnpartitionedDraw(RngSite& site) {
+  const auto& draws = options_.unpartitioned_draws;
+  size_t best_length = 0;
+  int64_t global = 0;
+  bool agree = true;
+  for (const RngSiteOptions::UnpartitionedDraw& draw : draws) {
+    const std::string_view name = draw.op_name;
+    const bool prefix = !name.empty() && site.op_name.starts_with(name) &&
+                        (site.op_name.size() == name.size() || site.op_name[name.size()] == '/');
+    if (!prefix || name.size() < best_length) continue;
+    if (name.size() > best_length) {
+      best_length = name.size();
+      global = draw.global_elements;
+      agree = true;
+    } else if (draw.global_elements != global) {
+      agree = false;  // two draws of one call site with different sizes: not decided
+    }
+  }
+  if (best_length == 0 || !agree || site.local_elements <= 0 || global < site.local_elements ||
+      global % site.local_elements != 0) {
+    return;
+  }
+  site.global_elements = global;
+  site.shards = global / site.local_elements;
+  site.shards_known = true;
+  site.shards_from_unpartitioned = true;
 }
 
 void RngSiteFinder::DescribeConsumers(SiteWork& work) {

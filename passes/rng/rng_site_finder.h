@@ -176,6 +176,8 @@ class RngSiteFinder {
                                             const HloInstruction* key);
   void CollectMembers();
   void DescribeShapes(SiteWork& work);
+  // A site whose offsets cannot be read: its global size from the unpartitioned program's draw.
+  void SizeFromUnpartitionedDraw(RngSite& site);
   void DescribeConsumers(SiteWork& work);
   // Replicated mode and unpartitioned hash calls: the device's tensor is the shape its dropouts
   // select in.
