@@ -12,6 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kAfterOptimizations = "after_optimizations";
+constexpr std::string_view kBeforeOptimizations = "before_optimizations";
 
 // One entry per optimized module, however many forms of its file the folder holds.
 std::string ModuleIdentity(const std::string& file_name) {
@@ -36,8 +37,7 @@ DumpFolder::DumpFolder(fs::path dir, std::vector<std::string> file_names)
       }
     } else if (!name.ends_with(".json") && StageFromFileName(name) == kAfterOptimizations) {
       optimized_modules_.insert(ModuleIdentity(name));
-    } else if (name.ends_with("before_optimizations.txt") ||
-               name.ends_with("before_optimizations.txt.gz")) {
+    } else if (!name.ends_with(".json") && StageFromFileName(name) == kBeforeOptimizations) {
       if (const auto id = ModuleNumberAndName(name)) {
         unoptimized_[id->second].emplace_back(id->first, name);
       }
@@ -99,7 +99,7 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
 
   // "module_0000.jit_f.before_optimizations.txt" -> "module_0000.jit_f.*after_optimizations.txt".
   const size_t at = module_file_name.find(".before_optimizations");
-  if (stage == "before_optimizations" && at != std::string::npos) {
+  if (stage == kBeforeOptimizations && at != std::string::npos) {
     const std::string prefix = module_file_name.substr(0, at + 1);
     for (auto it = std::lower_bound(names_.begin(), names_.end(), prefix);
          it != names_.end() && it->starts_with(prefix); ++it) {

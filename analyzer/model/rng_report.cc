@@ -49,7 +49,7 @@ passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
   options.stage = StageHintOf(input);
   options.platform = memory.platform.platform;
   passes::RngSiteResult rng = passes::AnalyzeRngSites(analyses, options);
-  if (passes::SomeShardsUnknown(rng)) {
+  if (passes::SomeSitesSizableFromSource(rng)) {
     // Loaded only when needed: a before-optimizations module is as large as the optimized one.
     const std::unique_ptr<ir::HloModule> source = SourceModule(input);
     if (source != nullptr) passes::SizesFromSource(analyses, options, *source, rng);

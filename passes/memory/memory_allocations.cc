@@ -75,7 +75,8 @@ void PeakMemoryBuilder::AddValues(Allocation& allocation, const std::vector<int3
 PeakMemoryBuilder::PostOrderPositions::PostOrderPositions(const ir::HloModule& module) {
   int32_t ids = 0;
   for (const ir::HloComputation* computation : module.computations) {
-    for (const HloInstruction* instr : computation->instructions) ids = std::max(ids, instr->id + 1);
+    for (const HloInstruction* instr : computation->instructions)
+      ids = std::max(ids, instr->id + 1);
   }
   at.assign(static_cast<size_t>(ids), -1);
   state.assign(static_cast<size_t>(ids), 0);

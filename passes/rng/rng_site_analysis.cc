@@ -303,14 +303,17 @@ std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloM
   return draws;
 }
 
-bool SomeShardsUnknown(const RngSiteResult& result) {
-  return std::any_of(result.sites.begin(), result.sites.end(),
-                     [](const RngSite& site) { return !site.shards_known; });
+bool SizableFromSource(const RngSite& site) {
+  return !site.shards_known && site.mode == SiteMode::kPartitionable;
+}
+
+bool SomeSitesSizableFromSource(const RngSiteResult& result) {
+  return std::any_of(result.sites.begin(), result.sites.end(), SizableFromSource);
 }
 
 void SizesFromSource(ModuleAnalyses& analyses, RngSiteOptions options, const ir::HloModule& before,
                      RngSiteResult& result) {
-  if (!SomeShardsUnknown(result) || before.name != analyses.module().name) return;
+  if (!SomeSitesSizableFromSource(result) || before.name != analyses.module().name) return;
   options.unpartitioned_draws = UnpartitionedDraws(before);
   if (!options.unpartitioned_draws.empty()) result = AnalyzeRngSites(analyses, options);
 }

@@ -208,8 +208,12 @@ RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& op
 // RngSiteOptions::unpartitioned_draws.
 std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloModule& before);
 
-// Whether some site's device offsets could not be read (SizesFromSource would help).
-bool SomeShardsUnknown(const RngSiteResult& result);
+// A site the module before optimizations can size: its offsets could not be read, and it is
+// partitionable (its counters are the global row-major index of the same tensor there;
+// replicated mode's flat halves are not compared across the two modules yet).
+bool SizableFromSource(const RngSite& site);
+// Whether some site is (SizesFromSource would help, and is worth loading that module for).
+bool SomeSitesSizableFromSource(const RngSiteResult& result);
 
 // `result` (AnalyzeRngSites of `analyses` with `options`) analysed again with the draws of
 // `before`, the same module before optimizations, when some site's offsets cannot be read.

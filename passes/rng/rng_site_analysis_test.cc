@@ -43,7 +43,7 @@ Loaded Load(const nlohmann::json& program) {
   // As the tool does: sites whose offsets the dump elides are sized from the module before
   // optimizations of the same dump.
   const auto before = program.at("files").find("before");
-  if (SomeShardsUnknown(loaded.rng) && before != program.at("files").end()) {
+  if (SomeSitesSizableFromSource(loaded.rng) && before != program.at("files").end()) {
     analyzer::LoadOutcome source =
         analyzer::LoadInputs(std::string(SPMDSIM_TESTDATA_DIR) + "/" + before->get<std::string>());
     REQUIRE_FALSE(source.failure);

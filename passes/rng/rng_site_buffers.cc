@@ -235,9 +235,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     }
   }
-  // Partitionable only: the unpartitioned draw's counters are its global row-major index, the
-  // same tensor; replicated mode's flat halves are not compared across the two modules yet.
-  if (!site.shards_known && site.mode == SiteMode::kPartitionable) SizeFromUnpartitionedDraw(site);
+  if (SizableFromSource(site)) SizeFromUnpartitionedDraw(site);
   // Expanded Philox: every device computes the global words and keeps its slice.
   if (work.philox) {
     site.dtype = "u32";
