@@ -304,7 +304,8 @@ std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloM
 }
 
 bool SizableFromSource(const RngSite& site) {
-  return !site.shards_known && site.mode == SiteMode::kPartitionable;
+  return !site.shards_known &&
+         (site.mode == SiteMode::kPartitionable || site.mode == SiteMode::kReplicated);
 }
 
 bool SomeSitesSizableFromSource(const RngSiteResult& result) {

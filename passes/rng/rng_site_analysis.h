@@ -209,8 +209,8 @@ RngSiteResult AnalyzeRngSites(ModuleAnalyses& analyses, const RngSiteOptions& op
 std::vector<RngSiteOptions::UnpartitionedDraw> UnpartitionedDraws(const ir::HloModule& before);
 
 // A site the module before optimizations can size: its offsets could not be read, and it is
-// partitionable (its counters are the global row-major index of the same tensor there;
-// replicated mode's flat halves are not compared across the two modules yet).
+// partitionable (its counters are the global row-major index of the same tensor there) or
+// replicated (every device draws the whole global tensor there, as its halves show).
 bool SizableFromSource(const RngSite& site);
 // Whether some site is (SizesFromSource would help, and is worth loading that module for).
 bool SomeSitesSizableFromSource(const RngSiteResult& result);

@@ -138,15 +138,18 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
                                  !IsCollectiveStart(*reader);
         const ir::Shape* candidate =
             handed.ElementCount() > read->ElementCount() || from_reader ? read : &handed;
-        // The largest device tensor wins, counting replicated mode's hash outputs twice (each
-        // lane makes two values); the candidates' order (of members, of users) never decides.
+        // What a consumer computes from the values (the dropout) is the device's tensor and wins:
+        // a device may hash more than it keeps (XLA:TPU's replicated lowering hashes other
+        // devices' counters and sends them the outputs). Otherwise the largest device tensor
+        // wins, counting replicated mode's hash outputs twice (each lane makes two values); the
+        // candidates' order (of members, of users) never decides.
         const bool is_reader = from_reader && candidate == read;
         const int64_t elements = candidate->ElementCount();
         const int64_t device =
             !is_reader && doubles(elements) ? ir::SaturatingMul(elements, 2) : elements;
-        // At equal counts: the hash outputs' shape, then the one with more dimensions.
+        // At equal counts: the one with more dimensions.
         const auto rank = [](const ir::Shape* shape, int64_t n, bool computed) {
-          return std::make_tuple(n, !computed, shape->dims().size(), shape->dims());
+          return std::make_tuple(computed, n, shape->dims().size(), shape->dims());
         };
         if (tensor == nullptr ||
             rank(candidate, device, is_reader) > rank(tensor, tensor_device, tensor_from_reader)) {
@@ -163,13 +166,21 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     tensor = work.lanes != nullptr ? work.lanes : HashLaneShape(anchor->Called("calls"));
     bits = nullptr;
   }
+  // The hash's (x0, x1) outputs themselves: replicated mode's bits are both halves.
+  bool both_halves = false;
   if (tensor == nullptr && anchor->shape.IsTuple() && anchor->shape.tuple_shapes().size() >= 2) {
     tensor = &anchor->shape.tuple_shapes()[1];
+    both_halves = site.mode == SiteMode::kReplicated && tensor->IsArray() &&
+                  anchor->shape.tuple_shapes()[0] == *tensor;
   }
   if (tensor == nullptr && anchor->shape.IsArray()) tensor = &anchor->shape.get();
   if (tensor != nullptr) {
     site.shape = tensor->dims();
     site.local_elements = tensor->ElementCount();
+    if (both_halves && tensor->rank() == 1) {
+      site.local_elements = ir::SaturatingMul(site.local_elements, 2);
+      site.shape = {site.local_elements};
+    }
     if (anchor->opcode == Opcode::kRng) {
       site.dtype =
           std::string(ir::PrimitiveTypeName((bits != nullptr ? bits : tensor)->element_type()));
@@ -223,6 +234,7 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
         site.mode == SiteMode::kReplicated && site.kind == SiteKind::kThreefryExpanded
             ? ReplicatedCounterElements(work)
             : 0;
+    site.shards_known = !work.offsets_elided;
     if (counted > 0) {
       site.shards_known = true;
       site.global_elements = std::max(site.local_elements, counted);

@@ -167,8 +167,9 @@ class RngSiteFinder {
   // Sets work.offsets_elided when the offsets read a table the dump does not print.
   int64_t EvaluatedShards(SiteWork& work);
   int64_t TableShards(const SiteWork& work);
-  // Replicated mode's global counter count: the partitioned iota(n) its counters come from.
-  int64_t ReplicatedCounterElements(const SiteWork& work);
+  // Replicated mode's global counter count: the partitioned iota(n) its counters come from; 0
+  // (and work.offsets_elided set) when that iota's offsets read a table the dump left out.
+  int64_t ReplicatedCounterElements(SiteWork& work);
   // The partition-id or replica-id the values of `key` are computed from, if any: by dataflow,
   // element by element through tuples, calls and loops (a loop carrying the key beside
   // per-device state does not make the key per-device).

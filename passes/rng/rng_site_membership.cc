@@ -256,7 +256,7 @@ int64_t RngSiteFinder::EvaluatedShards(SiteWork& work) {
 // its slice's offset, and exchanges or selects slices before hashing. n is the length of the
 // iota-building instruction times the distinct offsets the devices give it; 0 when no such
 // instruction feeds the hash.
-int64_t RngSiteFinder::ReplicatedCounterElements(const SiteWork& work) {
+int64_t RngSiteFinder::ReplicatedCounterElements(SiteWork& work) {
   std::vector<const HloInstruction*> pending;
   for (const HloInstruction* counter : work.counters) {
     if (counter == work.anchor && counter->opcode == Opcode::kFusion) {
@@ -279,9 +279,19 @@ int64_t RngSiteFinder::ReplicatedCounterElements(const SiteWork& work) {
         (instr->opcode == Opcode::kIota || (instr->opcode == Opcode::kFusion &&
                                             ContainsOpcode(instr->Called("calls"), Opcode::kIota)));
     if (builds_iota && instr != work.anchor) {
-      const int64_t slices = DistinctDeviceSlices(DeviceOffsets({instr}), module_.num_partitions,
-                                                  module_.replica_count);
+      // No offset from the device's position: every device builds the same counters, all of
+      // them (an unpartitioned module, or counters XLA left replicated).
+      const std::vector<DeviceOffset> offsets = DeviceOffsets({instr});
+      const int64_t slices = offsets.empty() ? 1
+                                             : DistinctDeviceSlices(offsets, module_.num_partitions,
+                                                                    module_.replica_count);
       if (slices > 0) return ir::SaturatingMul(instr->shape.ElementCount(), slices);
+      // These are the counters, but their offsets read a table the dump left out: an iota
+      // further up (one that computes the offset) is not theirs.
+      if (ReadsElidedTable(offsets)) {
+        work.offsets_elided = true;
+        return 0;
+      }
     }
     for (const HloInstruction* operand : instr->operands) pending.push_back(operand);
   }
