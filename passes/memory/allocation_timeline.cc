@@ -26,77 +26,112 @@ AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts)
   starts_.push_back(INT64_MIN);
   std::sort(starts_.begin(), starts_.end());
   starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
-  ends_at_.resize(starts_.size());
+  gaps_at_.resize(starts_.size());
   max_end_.assign(2 * starts_.size(), INT64_MIN);
 }
 
-void AllocationGapIndex::Insert(int64_t start, int64_t end) {
+void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
   const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
   if (it == starts_.end() || *it != start) {
     off_ = true;
     return;
   }
   const auto leaf = static_cast<size_t>(it - starts_.begin());
-  ends_at_[leaf].push_back(end);
+  gaps_at_[leaf].push_back(Gap{end, owner});
   Refresh(leaf);
 }
 
-void AllocationGapIndex::Erase(int64_t start, int64_t end) {
+void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
   const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
   if (it == starts_.end() || *it != start) return;
   const auto leaf = static_cast<size_t>(it - starts_.begin());
-  std::vector<int64_t>& ends = ends_at_[leaf];
-  const auto found = std::find(ends.begin(), ends.end(), end);
-  if (found == ends.end()) return;
-  *found = ends.back();
-  ends.pop_back();
+  std::vector<Gap>& gaps = gaps_at_[leaf];
+  const auto found = std::find_if(gaps.begin(), gaps.end(), [&](const Gap& gap) {
+    return gap.end == end && gap.owner == owner;
+  });
+  if (found == gaps.end()) return;
+  *found = gaps.back();
+  gaps.pop_back();
   Refresh(leaf);
 }
 
 void AllocationGapIndex::Refresh(size_t leaf) {
-  const std::vector<int64_t>& ends = ends_at_[leaf];
-  const size_t n = starts_.size();
-  size_t node = leaf + n;
-  max_end_[node] = ends.empty() ? INT64_MIN : *std::max_element(ends.begin(), ends.end());
+  int64_t latest = INT64_MIN;
+  for (const Gap& gap : gaps_at_[leaf]) latest = std::max(latest, gap.end);
+  size_t node = leaf + starts_.size();
+  max_end_[node] = latest;
   for (node /= 2; node >= 1; node /= 2) {
     max_end_[node] = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
   }
 }
 
+size_t AllocationGapIndex::LeavesStartingBy(int64_t start) const {
+  return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), start) -
+                             starts_.begin());
+}
+
 bool AllocationGapIndex::AnyContains(const TimeBound& range) const {
   if (off_) return true;
-  // The gaps starting at or before range.start: leaves [0, last].
-  const auto last = static_cast<size_t>(
-      std::upper_bound(starts_.begin(), starts_.end(), range.start) - starts_.begin());
   int64_t latest = INT64_MIN;
   const size_t n = starts_.size();
-  for (size_t lo = n, hi = last + n; lo < hi; lo /= 2, hi /= 2) {
+  for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
     if (lo & 1) latest = std::max(latest, max_end_[lo++]);
     if (hi & 1) latest = std::max(latest, max_end_[--hi]);
   }
   return latest >= range.end;
 }
 
-void AllocationTimeline::TrackGaps(AllocationGapIndex* index) {
+bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
+                                          std::vector<int32_t>* owners) const {
+  if (off_) return false;
+  owners->clear();
+  const size_t n = starts_.size();
+  // The subtrees of the prefix's canonical nodes hold only leaves of the prefix; descend only
+  // where some gap ends late enough.
+  std::vector<size_t> pending;
+  for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
+    if (lo & 1) pending.push_back(lo++);
+    if (hi & 1) pending.push_back(--hi);
+  }
+  while (!pending.empty()) {
+    const size_t node = pending.back();
+    pending.pop_back();
+    if (max_end_[node] < range.end) continue;
+    if (node >= n) {
+      for (const Gap& gap : gaps_at_[node - n]) {
+        if (gap.end >= range.end) owners->push_back(gap.owner);
+      }
+      continue;
+    }
+    pending.push_back(2 * node);
+    pending.push_back(2 * node + 1);
+  }
+  std::sort(owners->begin(), owners->end());
+  owners->erase(std::unique(owners->begin(), owners->end()), owners->end());
+  return true;
+}
+
+void AllocationTimeline::TrackGaps(AllocationGapIndex* index, int32_t owner) {
   gaps_ = index;
+  owner_ = owner;
   Interval previous = kBeforeAll;
   for (const Interval& interval : hull_) {
-    gaps_->Insert(previous.second, interval.first);
+    gaps_->Insert(previous.second, interval.first, owner_);
     previous = interval;
   }
-  gaps_->Insert(previous.second, kAfterAll.first);
+  gaps_->Insert(previous.second, kAfterAll.first, owner_);
 }
 
 void AllocationTimeline::ReplaceGaps(const Interval& before, const std::vector<Interval>& removed,
                                      const Interval& added, const Interval& after) {
   Interval previous = before;
   for (const Interval& interval : removed) {
-    gaps_->Erase(previous.second, interval.first);
+    gaps_->Erase(previous.second, interval.first, owner_);
     previous = interval;
   }
-  gaps_->Erase(previous.second, after.first);
-  gaps_->Insert(before.second, added.first);
-  gaps_->Insert(added.second, after.first);
+  gaps_->Erase(previous.second, after.first, owner_);
+  gaps_->Insert(before.second, added.first, owner_);
+  gaps_->Insert(added.second, after.first, owner_);
 }
 
 void AllocationTimeline::Add(int32_t value_id, const TimeBound& range) {

@@ -25,30 +25,42 @@ class AllocationGapIndex {
   // always true, which only costs the scan it saves).
   explicit AllocationGapIndex(std::vector<int64_t> gap_starts);
 
-  // A gap [start, end] (ends are INT64_MIN / INT64_MAX before the first range and after the
-  // last) joins or leaves the index; gaps are a multiset.
-  void Insert(int64_t start, int64_t end);
-  void Erase(int64_t start, int64_t end);
+  // A gap [start, end] of the timeline `owner` (ends are INT64_MIN / INT64_MAX before the first
+  // range and after the last) joins or leaves the index; gaps are a multiset.
+  void Insert(int64_t start, int64_t end, int32_t owner);
+  void Erase(int64_t start, int64_t end, int32_t owner);
 
   // Some tracked gap holds `range` whole: start <= range.start and range.end <= end. Exactly
   // "some tracked timeline does not StrictlyOverlap `range`".
   bool AnyContains(const TimeBound& range) const;
 
+  // The owners of the tracked gaps that hold `range` whole (sorted, each once), i.e. exactly the
+  // tracked timelines that do not StrictlyOverlap it, in O((k + 1) log n) for k of them; false
+  // (and `owners` untouched) when the index is off and cannot tell.
+  bool OwnersContaining(const TimeBound& range, std::vector<int32_t>* owners) const;
+
  private:
+  struct Gap {
+    int64_t end;
+    int32_t owner;
+  };
   void Refresh(size_t leaf);
+  // The number of leaves holding the gaps that start at or before `start`.
+  size_t LeavesStartingBy(int64_t start) const;
 
   bool off_ = false;
-  std::vector<int64_t> starts_;                // sorted, unique, starts_[0] = INT64_MIN
-  std::vector<std::vector<int64_t>> ends_at_;  // the ends of the gaps starting at each
-  std::vector<int64_t> max_end_;               // segment tree over starts_: the latest end
+  std::vector<int64_t> starts_;            // sorted, unique, starts_[0] = INT64_MIN
+  std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each
+  std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
 };
 
 class AllocationTimeline {
  public:
   void Add(int32_t value_id, const TimeBound& range);
 
-  // From now on keeps `index` holding this timeline's gaps (its current ones are added now).
-  void TrackGaps(AllocationGapIndex* index);
+  // From now on keeps `index` holding this timeline's gaps under the name `owner` (its current
+  // ones are added now).
+  void TrackGaps(AllocationGapIndex* index, int32_t owner);
 
   // Some value is live strictly inside [range.start, range.end]: its range starts before the
   // end and ends after the start.
@@ -78,6 +90,7 @@ class AllocationTimeline {
 
   std::set<Interval> hull_;
   AllocationGapIndex* gaps_ = nullptr;
+  int32_t owner_ = -1;
   std::unordered_multimap<int64_t, int32_t> starts_;
   std::unordered_multimap<int64_t, int32_t> ends_;
 };

@@ -52,7 +52,8 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
   }
 }
 
-TEST_CASE("gap index answers whether any tracked timeline is free, as asking each does") {
+TEST_CASE(
+    "gap index answers whether any tracked timeline is free, and which, as asking each does") {
   std::mt19937 random(2024);
   for (int trial = 0; trial < 200; ++trial) {
     const int64_t horizon = 4 + trial % 40;
@@ -71,7 +72,9 @@ TEST_CASE("gap index answers whether any tracked timeline is free, as asking eac
       range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
       timelines[which].Add(step, range);
       if (step == 10) {
-        for (AllocationTimeline& timeline : timelines) timeline.TrackGaps(&index);
+        for (size_t t = 0; t < timelines.size(); ++t) {
+          timelines[t].TrackGaps(&index, static_cast<int32_t>(t));
+        }
       }
       if (step < 10) continue;
       for (int q = 0; q < 8; ++q) {
@@ -83,6 +86,13 @@ TEST_CASE("gap index answers whether any tracked timeline is free, as asking eac
             std::any_of(timelines.begin(), timelines.end(),
                         [&](const AllocationTimeline& t) { return !t.StrictlyOverlaps(query); });
         CHECK(index.AnyContains(query) == any_free);
+        std::vector<int32_t> free_ones;
+        for (size_t t = 0; t < timelines.size(); ++t) {
+          if (!timelines[t].StrictlyOverlaps(query)) free_ones.push_back(static_cast<int32_t>(t));
+        }
+        std::vector<int32_t> owners;
+        REQUIRE(index.OwnersContaining(query, &owners));
+        CHECK(owners == free_ones);
       }
     }
   }

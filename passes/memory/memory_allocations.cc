@@ -328,12 +328,24 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   AllocationGapIndex free_stretches(std::move(range_ends));
   const auto register_for_reuse = [&](int32_t index) {
     registered.push_back(index);
-    allocations[static_cast<size_t>(index)].timeline.TrackGaps(&free_stretches);
+    allocations[static_cast<size_t>(index)].timeline.TrackGaps(&free_stretches, index);
   };
   const auto some_registered_free = [&](const HloBuffer& buffer) {
     return std::all_of(buffer.values.begin(), buffer.values.end(), [&](int32_t id) {
       return lr_.HasRange(id) && free_stretches.AnyContains(lr_.Range(id));
     });
+  };
+  // The registered allocations, newest first, that may take `buffer`: those free over its first
+  // value's range (MaybeAssign refuses every other one), or all of them when the index cannot
+  // tell. Allocations are registered as they are made, so newest is the highest index.
+  std::vector<int32_t> candidates;
+  const auto reuse_candidates = [&](const HloBuffer& buffer) -> const std::vector<int32_t>& {
+    if (buffer.values.empty() ||
+        !free_stretches.OwnersContaining(lr_.Range(buffer.values.front()), &candidates)) {
+      candidates = registered;
+    }
+    std::reverse(candidates.begin(), candidates.end());
+    return candidates;
   };
   for (int32_t buffer_id : AssignmentOrder()) {
     const HloBuffer& buffer = alias_.buffers()[buffer_id];
@@ -387,10 +399,11 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       if (placed) break;
     }
     if (!placed && some_registered_free(buffer)) {
-      for (auto it = registered.rbegin(); !placed && it != registered.rend(); ++it) {
-        if (MaybeAssign(allocations[static_cast<size_t>(*it)], buffer, bytes)) {
-          allocation_of_buffer[buffer_id] = *it;
+      for (int32_t index : reuse_candidates(buffer)) {
+        if (MaybeAssign(allocations[static_cast<size_t>(index)], buffer, bytes)) {
+          allocation_of_buffer[buffer_id] = index;
           placed = true;
+          break;
         }
       }
     }
