@@ -31,37 +31,63 @@ std::string_view OpcodeName(Opcode opcode) {
   return index < kNames.size() ? kNames[index] : "unknown";
 }
 
-std::string_view CollectiveKind(Opcode opcode) {
+CollectiveKind CollectiveKindOf(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
     case Opcode::kAllReduceDone:
-      return "all-reduce";
+      return CollectiveKind::kAllReduce;
     case Opcode::kAllGather:
     case Opcode::kAllGatherStart:
     case Opcode::kAllGatherDone:
-      return "all-gather";
+      return CollectiveKind::kAllGather;
     case Opcode::kReduceScatter:
-      return "reduce-scatter";
+      return CollectiveKind::kReduceScatter;
     case Opcode::kAllToAll:
-      return "all-to-all";
+      return CollectiveKind::kAllToAll;
     case Opcode::kRaggedAllToAll:
-      return "ragged-all-to-all";
+      return CollectiveKind::kRaggedAllToAll;
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone:
-      return "collective-permute";
+      return CollectiveKind::kCollectivePermute;
     case Opcode::kCollectiveBroadcast:
-      return "collective-broadcast";
+      return CollectiveKind::kCollectiveBroadcast;
     case Opcode::kSend:
     case Opcode::kSendDone:
-      return "send";
+      return CollectiveKind::kSend;
     case Opcode::kRecv:
     case Opcode::kRecvDone:
-      return "recv";
+      return CollectiveKind::kRecv;
     default:
-      return {};
+      return CollectiveKind::kNone;
   }
+}
+
+std::string_view CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kNone:
+      return {};
+    case CollectiveKind::kAllReduce:
+      return OpcodeName(Opcode::kAllReduce);
+    case CollectiveKind::kAllGather:
+      return OpcodeName(Opcode::kAllGather);
+    case CollectiveKind::kReduceScatter:
+      return OpcodeName(Opcode::kReduceScatter);
+    case CollectiveKind::kAllToAll:
+      return OpcodeName(Opcode::kAllToAll);
+    case CollectiveKind::kRaggedAllToAll:
+      return OpcodeName(Opcode::kRaggedAllToAll);
+    case CollectiveKind::kCollectivePermute:
+      return OpcodeName(Opcode::kCollectivePermute);
+    case CollectiveKind::kCollectiveBroadcast:
+      return OpcodeName(Opcode::kCollectiveBroadcast);
+    case CollectiveKind::kSend:
+      return OpcodeName(Opcode::kSend);
+    case CollectiveKind::kRecv:
+      return OpcodeName(Opcode::kRecv);
+  }
+  return {};
 }
 
 bool IsAsyncDone(Opcode opcode) {

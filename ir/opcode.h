@@ -144,9 +144,24 @@ enum class Opcode : uint8_t {
 Opcode OpcodeFromName(std::string_view name);
 std::string_view OpcodeName(Opcode opcode);
 
-// The collective an opcode performs, with -start/-done and plain forms mapped to one base kind
-// ("all-reduce-start" -> "all-reduce"); empty when the opcode is not a collective.
-std::string_view CollectiveKind(Opcode opcode);
+// The collectives XLA has, each -start/-done pair and plain form as one base kind.
+enum class CollectiveKind : uint8_t {
+  kNone,  // not a collective
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kRaggedAllToAll,
+  kCollectivePermute,
+  kCollectiveBroadcast,
+  kSend,
+  kRecv,
+};
+
+// The collective an opcode performs ("all-reduce-start" -> kAllReduce); kNone otherwise.
+CollectiveKind CollectiveKindOf(Opcode opcode);
+// The base opcode's name ("all-reduce"); empty for kNone.
+std::string_view CollectiveKindName(CollectiveKind kind);
 bool IsAsyncDone(Opcode opcode);
 // XLA's elementwise opcodes (HloInstruction::IsElementwise): unary and binary arithmetic,
 // compare, select, clamp, map, convert, copy... bitcast-convert is elementwise only between

@@ -6,16 +6,22 @@ namespace spmdsim::passes {
 namespace {
 
 constexpr std::array<FindingKindInfo, 3> kKinds = {{
-    {FindingKind::kRngKeyResidual, "rng-key-residual", "SPMD001", "warning",
+    {FindingKind::kRngKeyResidual, "rng-key-residual", "SPMD001", FindingSeverity::kWarning,
      "Random values drawn in the forward pass stay live until the backward pass reads them"},
-    {FindingKind::kRngDependsOnPartition, "rng-depends-on-partition", "SPMD002", "warning",
+    {FindingKind::kRngDependsOnPartition, "rng-depends-on-partition", "SPMD002",
+     FindingSeverity::kWarning,
      "A random key is derived from the device's position in the mesh: the bits change with the "
      "mesh"},
-    {FindingKind::kRngReplicatedCollectives, "rng-replicated-collectives", "SPMD003", "warning",
+    {FindingKind::kRngReplicatedCollectives, "rng-replicated-collectives", "SPMD003",
+     FindingSeverity::kWarning,
      "Replicated threefry sends collectives that partitionable threefry would not"},
 }};
 
 }  // namespace
+
+std::string_view SeverityName(FindingSeverity severity) {
+  return severity == FindingSeverity::kInfo ? "info" : "warning";
+}
 
 std::span<const FindingKindInfo> FindingKinds() { return kKinds; }
 

@@ -16,11 +16,15 @@ enum class FindingKind : uint8_t {
   kRngReplicatedCollectives,  // collectives replicated threefry sends for its bits
 };
 
+enum class FindingSeverity : uint8_t { kInfo, kWarning };
+// "info", "warning" (the JSON's words; SARIF says "note" for info).
+std::string_view SeverityName(FindingSeverity severity);
+
 struct FindingKindInfo {
   FindingKind kind;
   std::string_view name;      // "rng-key-residual"
   std::string_view sarif_id;  // "SPMD001"
-  std::string_view severity;  // "warning" | "info"
+  FindingSeverity severity;
   std::string_view summary;
 };
 

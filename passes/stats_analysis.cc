@@ -10,14 +10,14 @@ using ir::HloComputation;
 using ir::HloInstruction;
 using ir::Opcode;
 
-std::string CollectiveStarted(const HloInstruction& instruction) {
+ir::CollectiveKind CollectiveStarted(const HloInstruction& instruction) {
   if (instruction.opcode == Opcode::kAsyncStart) {
     const HloComputation* wrapped = instruction.Called("calls");
-    if (wrapped == nullptr || wrapped->root == nullptr) return {};
-    return std::string(ir::CollectiveKind(wrapped->root->opcode));
+    if (wrapped == nullptr || wrapped->root == nullptr) return ir::CollectiveKind::kNone;
+    return ir::CollectiveKindOf(wrapped->root->opcode);
   }
-  if (ir::IsAsyncDone(instruction.opcode)) return {};
-  return std::string(ir::CollectiveKind(instruction.opcode));
+  if (ir::IsAsyncDone(instruction.opcode)) return ir::CollectiveKind::kNone;
+  return ir::CollectiveKindOf(instruction.opcode);
 }
 
 StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
@@ -48,8 +48,9 @@ StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
         ++stats.custom_call_targets[std::string(instr->custom_call_target())];
       }
       if (wrapped) continue;
-      const std::string kind = CollectiveStarted(*instr);
-      if (!kind.empty()) ++stats.collectives[kind];
+      const ir::CollectiveKind kind = CollectiveStarted(*instr);
+      if (kind != ir::CollectiveKind::kNone)
+        ++stats.collectives[std::string(ir::CollectiveKindName(kind))];
     }
   }
   if (module.entry != nullptr) {

@@ -34,9 +34,9 @@ struct StatsResult {
 
 StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions& options = {});
 
-// The collective an instruction starts, counted the way StatsResult counts: "all-reduce" for
-// all-reduce and all-reduce-start, the wrapped kind for async-start, empty for -done halves and
+// The collective an instruction starts, counted the way StatsResult counts: kAllReduce for
+// all-reduce and all-reduce-start, the wrapped kind for async-start, kNone for -done halves and
 // non-collectives.
-std::string CollectiveStarted(const ir::HloInstruction& instruction);
+ir::CollectiveKind CollectiveStarted(const ir::HloInstruction& instruction);
 
 }  // namespace spmdsim::passes

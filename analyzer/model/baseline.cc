@@ -137,7 +137,7 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
   m.rng_materialized_bytes = report.rng.totals.materialized_bytes;
   for (const passes::RngFinding& f : report.rng.findings) {
     m.findings.push_back({std::string(passes::FindingName(f.kind)), f.op_name, f.site, f.bytes,
-                          f.severity, f.source, f.message});
+                          std::string(passes::SeverityName(f.severity)), f.source, f.message});
   }
   return m;
 }

@@ -59,10 +59,10 @@ nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
   for (const passes::CollectiveOp& op : result.ops) {
     nlohmann::ordered_json o;
     o["instruction"] = op.instruction;
-    o["kind"] = op.kind;
+    o["kind"] = ir::CollectiveKindName(op.kind);
     o["opcode"] = op.opcode;
     o["computation"] = op.computation;
-    o["id_kind"] = op.id_kind;
+    o["id_kind"] = passes::DeviceIdKindName(op.id_kind);
     o["group_size"] = op.group_size;
     bool complete = true;
     o["groups"] = ListedGroups(op.groups, complete);
@@ -135,9 +135,10 @@ void PrintCollectivesText(const dump::ModuleInput& input, const passes::Collecti
                      "kind", "n", "groups span", "B", "wire/dev", "runs", "time/run", "source");
   for (size_t i = 0; i < shown; ++i) {
     const passes::CollectiveOp& op = *sorted[i];
-    const std::string kind = op.operand_count > 1 && op.kind == "all-reduce"
-                                 ? fmt::format("{} x{}", op.kind, op.operand_count)
-                                 : op.kind;
+    const std::string_view name = ir::CollectiveKindName(op.kind);
+    const std::string kind = op.operand_count > 1 && op.kind == ir::CollectiveKind::kAllReduce
+                                 ? fmt::format("{} x{}", name, op.operand_count)
+                                 : std::string(name);
     out << fmt::format("  {:<24} {:<19} {:>3} {:<22} {:>11} {:>11} {:>4} {:>10}  {}\n",
                        op.instruction, kind, op.group_size,
                        op.mesh_axes.empty() ? "-" : op.mesh_axes, HumanBytes(op.bytes),
@@ -196,7 +197,7 @@ void AddPredictionJson(const PredictionReport& report, nlohmann::ordered_json& c
   nlohmann::ordered_json predicted = nlohmann::ordered_json::array();
   for (const passes::PredictedCollective& c : p.predicted) {
     nlohmann::ordered_json o;
-    o["kind"] = c.kind;
+    o["kind"] = ir::CollectiveKindName(c.kind);
     o["bytes"] = c.bytes;
     o["wire_bytes_per_device"] = c.wire_bytes_per_device;
     o["group_size"] = c.group_size;
@@ -214,7 +215,7 @@ void AddPredictionJson(const PredictionReport& report, nlohmann::ordered_json& c
   collectives["predicted"] = std::move(predicted);
   nlohmann::ordered_json combined = nlohmann::ordered_json::array();
   for (const passes::CombinedCollective& c : p.combined) {
-    combined.push_back({{"kind", c.kind},
+    combined.push_back({{"kind", ir::CollectiveKindName(c.kind)},
                         {"mesh_axis", c.mesh_axis},
                         {"operand_count", c.members.size()},
                         {"bytes", c.bytes},
@@ -310,7 +311,9 @@ void PrintPredictionText(const PredictionReport& report, std::ostream& out,
     const passes::CombinedCollective& c = *sorted[i];
     const passes::PredictedCollective& first = p.predicted[static_cast<size_t>(c.members[0])];
     const std::string kind =
-        c.members.size() > 1 ? fmt::format("{} x{}", c.kind, c.members.size()) : c.kind;
+        c.members.size() > 1
+            ? fmt::format("{} x{}", ir::CollectiveKindName(c.kind), c.members.size())
+            : std::string(ir::CollectiveKindName(c.kind));
     out << fmt::format("    {:<19} {:>3} {:<10} {:>11} {:>11} {:>4}  {:<40} {}\n", kind,
                        first.group_size, c.mesh_axis, HumanBytes(c.bytes),
                        HumanBytes(c.wire_bytes_per_device), c.loop_multiplier, Reasons(p, c),

@@ -18,7 +18,7 @@ Json DeltaJson(const Delta& d) {
 
 Json FindingJson(const passes::RngFinding& f) {
   return {{"kind", passes::FindingName(f.kind)},
-          {"severity", f.severity},
+          {"severity", passes::SeverityName(f.severity)},
           {"bytes", f.bytes},
           {"site", f.site},
           {"op_name", f.op_name},

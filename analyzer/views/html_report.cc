@@ -140,7 +140,8 @@ void Summary(const ModuleReport& report, const HtmlReportOptions& options, std::
   }
   out += "</td></tr>\n";
   int64_t warnings = 0;
-  for (const RngFinding& f : r.findings) warnings += f.severity == "warning" ? 1 : 0;
+  for (const RngFinding& f : r.findings)
+    warnings += f.severity == passes::FindingSeverity::kWarning ? 1 : 0;
   out += fmt::format(
       "<tr><th>RNG sites</th><td>{} ({} drawing bits), {} materialized per device, {} sent per "
       "device and step</td></tr>\n",
@@ -379,7 +380,9 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
     for (size_t i = 0; i < shown; ++i) {
       const CollectiveOp& op = *sorted[i];
       const std::string kind =
-          op.operand_count > 1 ? fmt::format("{} x{}", op.kind, op.operand_count) : op.kind;
+          op.operand_count > 1
+              ? fmt::format("{} x{}", ir::CollectiveKindName(op.kind), op.operand_count)
+              : std::string(ir::CollectiveKindName(op.kind));
       out += "<tr>" + Td(op.instruction, "code") + Td(kind) + NumTd(op.group_size) +
              Td(op.mesh_axes.empty() ? "-" : op.mesh_axes) + BytesTd(op.bytes) +
              BytesTd(op.wire_bytes_per_device) + NumTd(op.loop_multiplier) +
@@ -490,9 +493,10 @@ void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, 
   for (size_t i = 0; i < shown; ++i) {
     const RngFinding& f = r.findings[i];
     out += "<tr>" + Td(passes::FindingName(f.kind), "code") +
-           Td(f.severity, f.severity == "warning" ? "warning" : "") + BytesTd(f.bytes) +
-           BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") + Td(f.site, "code") +
-           LongTd(f.source, "long") + "</tr>\n";
+           Td(std::string(passes::SeverityName(f.severity)),
+              f.severity == passes::FindingSeverity::kWarning ? "warning" : "") +
+           BytesTd(f.bytes) + BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") +
+           Td(f.site, "code") + LongTd(f.source, "long") + "</tr>\n";
   }
   out += "</table>\n";
   if (shown < r.findings.size()) {

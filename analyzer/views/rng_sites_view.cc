@@ -99,7 +99,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
       buffers.push_back({{"value", b.value},
                          {"opcode", b.opcode},
                          {"shape", b.shape},
-                         {"role", b.role},
+                         {"role", passes::SiteBufferRoleName(b.role)},
                          {"bytes", b.bytes},
                          {"op_name", b.op_name},
                          {"values", b.values},
@@ -109,7 +109,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
     for (const passes::RngSiteCollective& c : site.collectives) {
       collectives.push_back({{"instruction", c.instruction},
-                             {"kind", c.kind},
+                             {"kind", ir::CollectiveKindName(c.kind)},
                              {"operands", c.operands},
                              {"operand_count", c.operand_count},
                              {"bytes", c.bytes},
@@ -136,7 +136,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const RngFinding& f : result.findings) {
     findings.push_back({{"kind", passes::FindingName(f.kind)},
-                        {"severity", f.severity},
+                        {"severity", passes::SeverityName(f.severity)},
                         {"bytes", f.bytes},
                         {"saving_bytes", f.saving_bytes},
                         {"site", f.site},
@@ -214,7 +214,8 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
       out << fmt::format("      Buffer {}:\n", listed);
       out << fmt::format("        Size: {}\n", HumanBytes(b.bytes));
       out << fmt::format("        Operator: op_name=\"{}\" ({})\n", b.op_name, b.value);
-      out << fmt::format("        XLA Label: {} ({})\n", b.opcode, b.role);
+      out << fmt::format("        XLA Label: {} ({})\n", b.opcode,
+                         passes::SiteBufferRoleName(b.role));
       out << fmt::format("        Shape: {}\n", b.shape);
     }
     if (static_cast<int64_t>(site.buffers.size()) > listed) {
@@ -228,7 +229,7 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
             c.operands < c.operand_count
                 ? fmt::format(", {} of its {} operands", c.operands, c.operand_count)
                 : "";
-        out << fmt::format(" {} {} ({} sent{});", c.kind, c.instruction,
+        out << fmt::format(" {} {} ({} sent{});", ir::CollectiveKindName(c.kind), c.instruction,
                            HumanBytes(c.wire_bytes_per_device), part);
       }
       out << "\n";
@@ -252,8 +253,9 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
   std::set<passes::FindingKind> explained;
   for (const RngFinding& f : result.findings) {
     const std::string scope = FindingScope(f.op_name);
-    out << fmt::format("  finding {} ({}){} at {}", passes::FindingName(f.kind), f.severity,
-                       scope.empty() ? "" : " in " + scope, f.site);
+    out << fmt::format("  finding {} ({}){} at {}", passes::FindingName(f.kind),
+                       passes::SeverityName(f.severity), scope.empty() ? "" : " in " + scope,
+                       f.site);
     if (!f.source.empty()) out << " (" << f.source << ")";
     if (f.bytes > 0) out << fmt::format(": {}", HumanBytes(f.bytes));
     if (f.kind == passes::FindingKind::kRngKeyResidual) {

@@ -99,7 +99,8 @@ const std::vector<SarifRule>& SarifRules() {
     // rules follow.
     std::vector<SarifRule> rules;
     for (const passes::FindingKindInfo& info : passes::FindingKinds()) {
-      rules.push_back({info.sarif_id, info.name, info.severity, info.summary});
+      rules.push_back(
+          {info.sarif_id, info.name, passes::SeverityName(info.severity), info.summary});
     }
     for (const SarifRule& rule : CheckRules()) rules.push_back(rule);
     return rules;

@@ -86,7 +86,7 @@ class TraceBuilder {
                 {"note", "spans one pass of its callees"}};
       case StepSliceKind::kCollective: {
         const passes::CollectiveOp& op = *slice.collective;
-        return {{"kind", op.kind},
+        return {{"kind", ir::CollectiveKindName(op.kind)},
                 {"group_size", op.group_size},
                 {"bytes", op.bytes},
                 {"wire_bytes_per_device", op.wire_bytes_per_device},

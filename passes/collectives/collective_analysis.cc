@@ -16,9 +16,22 @@
 
 namespace spmdsim::passes {
 
+using ir::CollectiveKind;
 using ir::HloComputation;
 using ir::HloInstruction;
 using ir::Opcode;
+
+std::string_view DeviceIdKindName(DeviceIdKind kind) {
+  switch (kind) {
+    case DeviceIdKind::kReplicaId:
+      return "replica_id";
+    case DeviceIdKind::kPartitionId:
+      return "partition_id";
+    case DeviceIdKind::kGlobalDeviceId:
+      return "global_device_id";
+  }
+  return "replica_id";
+}
 
 namespace {
 
@@ -235,27 +248,54 @@ int64_t NodeOf(int64_t device, const Topology* topology) {
   return topology == nullptr ? 0 : device / topology->devices_per_node;
 }
 
+}  // namespace
+
+int64_t WireBytesPerDevice(CollectiveKind kind, int64_t bytes, int64_t group_size) {
+  const int64_t n = group_size;
+  switch (kind) {
+    case CollectiveKind::kCollectivePermute:
+    case CollectiveKind::kSend:
+      return bytes;  // a pair, whatever the groups
+    case CollectiveKind::kRecv:
+      return 0;  // counted at the sender
+    default:
+      break;
+  }
+  if (n <= 1) return 0;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return Fraction(bytes, 2 * (n - 1), n);
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
+      return Fraction(bytes, n - 1, n);
+    default:
+      return bytes;  // collective-broadcast
+  }
+}
+
+namespace {
+
 // Fills wire bytes, the intra/inter split and the time of one execution.
 void Cost(CollectiveOp& op, const Topology* topology) {
   const int64_t n = op.group_size;
-  int64_t steps = 1;
-  const bool ring =
-      op.kind == "all-reduce" || op.kind == "all-gather" || op.kind == "reduce-scatter";
+  const bool ring = op.kind == CollectiveKind::kAllReduce ||
+                    op.kind == CollectiveKind::kAllGather ||
+                    op.kind == CollectiveKind::kReduceScatter;
   op.algorithm = ring ? "ring" : "direct";
-  if (op.kind == "all-reduce") {
-    op.wire_bytes_per_device = Fraction(op.bytes, 2 * (n - 1), n);
+  op.wire_bytes_per_device = WireBytesPerDevice(op.kind, op.bytes, n);
+  // Sequential steps of the ring or of the broadcast's chain; one for a direct exchange.
+  int64_t steps = 1;
+  if (op.kind == CollectiveKind::kAllReduce) {
     steps = 2 * (n - 1);
-  } else if (ring || op.kind == "all-to-all" || op.kind == "ragged-all-to-all") {
-    op.wire_bytes_per_device = Fraction(op.bytes, n - 1, n);
+  } else if (ring || op.kind == CollectiveKind::kAllToAll ||
+             op.kind == CollectiveKind::kRaggedAllToAll) {
     steps = n - 1;
-  } else if (op.kind == "recv") {
-    op.wire_bytes_per_device = 0;
-  } else {  // collective-permute, collective-broadcast, send
-    op.wire_bytes_per_device = op.bytes;
-    if (op.kind == "collective-broadcast") steps = std::max<int64_t>(1, n - 1);
+  } else if (op.kind == CollectiveKind::kCollectiveBroadcast) {
+    steps = std::max<int64_t>(1, n - 1);
   }
-  if (n <= 1 && op.kind != "collective-permute" && op.kind != "send") {
-    op.wire_bytes_per_device = 0;
+  if (n <= 1 && op.kind != CollectiveKind::kCollectivePermute && op.kind != CollectiveKind::kSend) {
     steps = 0;
   }
 
@@ -264,8 +304,10 @@ void Cost(CollectiveOp& op, const Topology* topology) {
   // sends 1/n to each peer; a permute pair crosses or not.
   // Without a topology every device is on one node. Linear in the devices: a module can name
   // 65536 of them in one group.
-  const bool pairwise = op.kind == "collective-permute" || op.kind == "send" || op.kind == "recv";
-  const bool all_to_all = op.kind == "all-to-all" || op.kind == "ragged-all-to-all";
+  const bool pairwise = op.kind == CollectiveKind::kCollectivePermute ||
+                        op.kind == CollectiveKind::kSend || op.kind == CollectiveKind::kRecv;
+  const bool all_to_all =
+      op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kRaggedAllToAll;
   int64_t inter = 0;
   const Groups no_groups;
   for (const auto& group : topology == nullptr ? no_groups : op.groups) {
@@ -430,8 +472,8 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
   for (const HloComputation* computation : module.computations) {
     if (async_wrapped.count(computation) > 0) continue;
     for (const HloInstruction* instr : computation->instructions) {
-      const std::string kind = CollectiveStarted(*instr);
-      if (kind.empty()) continue;
+      const CollectiveKind kind = CollectiveStarted(*instr);
+      if (kind == CollectiveKind::kNone) continue;
       const HloInstruction* coll = instr;
       if (instr->opcode == Opcode::kAsyncStart) coll = instr->Called("calls")->root;
 
@@ -443,17 +485,18 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       op.computation = std::string(computation->name);
       op.operand_count = static_cast<int64_t>(coll->operands.size());
       if (coll->use_global_device_ids()) {
-        op.id_kind = "global_device_id";
+        op.id_kind = DeviceIdKind::kGlobalDeviceId;
       } else if (coll->channel_id() >= 0) {
-        op.id_kind = "partition_id";
+        op.id_kind = DeviceIdKind::kPartitionId;
       } else {
-        op.id_kind = "replica_id";
+        op.id_kind = DeviceIdKind::kReplicaId;
       }
-      const int64_t participants = op.id_kind == "global_device_id" ? result.num_devices
-                                   : op.id_kind == "partition_id"   ? module.num_partitions
-                                                                    : module.replica_count;
-      if (op.id_kind == "partition_id" && module.replica_count > 1) mixed_ids = true;
-      if (op.id_kind == "replica_id" && module.num_partitions > 1) mixed_ids = true;
+      const int64_t participants = op.id_kind == DeviceIdKind::kGlobalDeviceId ? result.num_devices
+                                   : op.id_kind == DeviceIdKind::kPartitionId
+                                       ? module.num_partitions
+                                       : module.replica_count;
+      if (op.id_kind == DeviceIdKind::kPartitionId && module.replica_count > 1) mixed_ids = true;
+      if (op.id_kind == DeviceIdKind::kReplicaId && module.num_partitions > 1) mixed_ids = true;
 
       if (coll->source_target_pairs()) {
         for (const auto& [source, target] : *coll->source_target_pairs()) {
@@ -483,7 +526,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
       }
 
       // B per the table in the header.
-      if (op.kind == "all-gather") {
+      if (op.kind == CollectiveKind::kAllGather) {
         const ir::Shape& shape = coll->shape;
         if (coll->opcode == Opcode::kAllGatherStart && shape.IsTuple() &&
             shape.tuple_shapes().size() == 2) {
@@ -491,15 +534,16 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         } else {
           op.bytes = shape.LeafDataBytes();
         }
-      } else if (op.kind == "send" ||
-                 (op.kind == "collective-permute" && coll->HasAttribute("slice_sizes"))) {
+      } else if (op.kind == CollectiveKind::kSend ||
+                 (op.kind == CollectiveKind::kCollectivePermute &&
+                  coll->HasAttribute("slice_sizes"))) {
         // send: the data operand (then a token); in-place collective-permute (slice_sizes=):
         // input, output buffer, then index operands. Only the first operand travels.
         op.bytes = LeafBytes(coll->operands, 1);
-      } else if (op.kind == "collective-permute") {
+      } else if (op.kind == CollectiveKind::kCollectivePermute) {
         // XLA's combiner merges permutes with the same pairs into one with many operands.
         op.bytes = LeafBytes(coll->operands, coll->operands.size());
-      } else if (op.kind == "recv") {
+      } else if (op.kind == CollectiveKind::kRecv) {
         op.bytes = coll->shape.IsTuple() && !coll->shape.tuple_shapes().empty()
                        ? coll->shape.tuple_shapes()[0].LeafDataBytes()
                        : 0;
@@ -527,7 +571,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         }
       }
 
-      CollectiveKindTotals& totals = result.by_kind[op.kind];
+      CollectiveKindTotals& totals = result.by_kind[std::string(ir::CollectiveKindName(op.kind))];
       ++totals.count;
       totals.executions = ir::SaturatingAdd(totals.executions, op.loop_multiplier);
       const int64_t wire = ir::SaturatingMul(op.wire_bytes_per_device, op.loop_multiplier);

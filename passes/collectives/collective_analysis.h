@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/hlo.h"
@@ -38,15 +39,25 @@ struct CollectiveOptions {
   const Topology* topology = nullptr;
 };
 
+// What a collective's replica groups number (XLA's CollectiveOpGroupMode, as the dump tells it):
+// global device ids (use_global_device_ids=true), partitions (a channel_id), or replicas.
+enum class DeviceIdKind : uint8_t { kReplicaId, kPartitionId, kGlobalDeviceId };
+// "replica_id", "partition_id", "global_device_id" (the JSON's words).
+std::string_view DeviceIdKindName(DeviceIdKind kind);
+
+// Wire bytes per device of one execution of B bytes over groups of `group_size` (the table
+// above): the busiest device's share, 0 for recv (its sender counts it).
+int64_t WireBytesPerDevice(ir::CollectiveKind kind, int64_t bytes, int64_t group_size);
+
 struct CollectiveOp {
   std::string instruction;  // the instruction that starts it (X-start, async-start, or X)
   // That instruction in the analysed module (valid while the module lives): the handle other
   // analyses join on.
   const ir::HloInstruction* start = nullptr;
-  std::string kind;         // base kind: "all-reduce", "all-gather", ...
-  std::string opcode;       // as written
-  std::string computation;  // where it sits
-  std::string id_kind;      // "global_device_id" | "partition_id" | "replica_id"
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;  // base kind (all-reduce for -start)
+  std::string opcode;                                   // as written
+  std::string computation;                              // where it sits
+  DeviceIdKind id_kind = DeviceIdKind::kReplicaId;      // what the replica groups number
   // Device groups; for collective-permute the {source, target} pairs.
   std::vector<std::vector<int64_t>> groups;
   int64_t group_size = 0;             // devices per group (2 for a permute pair)

@@ -102,7 +102,7 @@ TEST_CASE("collective table: kinds, bytes, groups, loop multipliers") {
   CHECK(ar.trip_count_known);
   CHECK(ar.group_size == 4);
   CHECK(ar.groups == std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
-  CHECK(ar.id_kind == "global_device_id");
+  CHECK(ar.id_kind == DeviceIdKind::kGlobalDeviceId);
   CHECK(ar.bytes == 4096);
   CHECK(ar.wire_bytes_per_device == 6144);  // 2 * 3/4 * 4096
   CHECK(ar.mesh_axes == "axis 1 of mesh [2,4]");
@@ -116,23 +116,23 @@ TEST_CASE("collective table: kinds, bytes, groups, loop multipliers") {
   CHECK(ag.mesh_axes == "axes 0,1 of mesh [2,4]");
 
   const CollectiveOp& ags = Find(result, "ags");
-  CHECK(ags.kind == "all-gather");
+  CHECK(ags.kind == ir::CollectiveKind::kAllGather);
   CHECK(ags.bytes == 4096);  // the result half of (operand, result)
 
   const CollectiveOp& cps = Find(result, "cps");
-  CHECK(cps.kind == "collective-permute");
+  CHECK(cps.kind == ir::CollectiveKind::kCollectivePermute);
   CHECK(cps.bytes == 512);
   CHECK(cps.wire_bytes_per_device == 512);
   CHECK(cps.groups.size() == 2);
-  CHECK(cps.id_kind == "partition_id");
+  CHECK(cps.id_kind == DeviceIdKind::kPartitionId);
 
   const CollectiveOp& rss = Find(result, "rss");
-  CHECK(rss.kind == "reduce-scatter");
+  CHECK(rss.kind == ir::CollectiveKind::kReduceScatter);
   CHECK(rss.bytes == 4096);  // operand bytes
   CHECK(rss.wire_bytes_per_device == 3584);
 
   const CollectiveOp& rar = Find(result, "rar");
-  CHECK(rar.id_kind == "replica_id");
+  CHECK(rar.id_kind == DeviceIdKind::kReplicaId);
   CHECK(rar.group_size == 1);  // replica_count 1: all participants = one device
   CHECK(rar.wire_bytes_per_device == 0);
 

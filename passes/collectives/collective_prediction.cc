@@ -8,22 +8,12 @@
 
 namespace spmdsim::passes {
 
+using ir::CollectiveKind;
 using ir::HloInstruction;
 
 namespace {
 
 using Axes = std::vector<int>;
-
-// Wire bytes per device of one execution (REFERENCE §5, as collective_analysis.h).
-int64_t WireBytes(const std::string& kind, int64_t bytes, int64_t n) {
-  if (kind == "collective-permute" || kind == "send") return bytes;
-  if (n <= 1) return 0;
-  if (kind == "all-reduce") return ir::SaturatingMulDiv(bytes, 2 * (n - 1), n);
-  if (kind == "all-gather" || kind == "reduce-scatter" || kind == "all-to-all") {
-    return ir::SaturatingMulDiv(bytes, n - 1, n);
-  }
-  return bytes;
-}
 
 int64_t PieceBytes(const ir::Shape& shape, const ArraySharding& sharding, const DeviceMesh& mesh) {
   return ShardShape(shape, sharding, mesh).ByteSize();
@@ -60,7 +50,7 @@ class Predictor {
     }
     Combine();
     for (const PredictedCollective& p : out_.predicted) {
-      PredictedKindTotals& t = out_.by_kind[p.kind];
+      PredictedKindTotals& t = out_.by_kind[std::string(ir::CollectiveKindName(p.kind))];
       ++t.uncombined_count;
       t.bytes = ir::SaturatingAdd(t.bytes, ir::SaturatingMul(p.bytes, p.loop_multiplier));
       const int64_t wire = ir::SaturatingMul(p.wire_bytes_per_device, p.loop_multiplier);
@@ -69,7 +59,7 @@ class Predictor {
           ir::SaturatingAdd(out_.predicted_total_wire_bytes_per_device, wire);
     }
     for (const CombinedCollective& c : out_.combined) {
-      PredictedKindTotals& t = out_.by_kind[c.kind];
+      PredictedKindTotals& t = out_.by_kind[std::string(ir::CollectiveKindName(c.kind))];
       ++t.count;
       t.executions = ir::SaturatingAdd(t.executions, c.loop_multiplier);
     }
@@ -88,10 +78,11 @@ class Predictor {
   }
 
   void Emit(PredictedCollective p, const Axes& axes) {
-    if (p.kind != "collective-permute") p.group_size = out_.mesh.GroupSize(axes);
+    if (p.kind != CollectiveKind::kCollectivePermute) p.group_size = out_.mesh.GroupSize(axes);
     p.mesh_axis = out_.mesh.AxesName(axes);
-    p.wire_bytes_per_device = WireBytes(p.kind, p.bytes, p.group_size);
-    if (p.group_size <= 1 && p.kind != "collective-permute") return;  // nothing to send
+    p.wire_bytes_per_device = WireBytesPerDevice(p.kind, p.bytes, p.group_size);
+    if (p.group_size <= 1 && p.kind != CollectiveKind::kCollectivePermute)
+      return;  // nothing to send
     out_.predicted.push_back(std::move(p));
   }
 
@@ -100,7 +91,7 @@ class Predictor {
     switch (need.kind) {
       case CommunicationNeed::Kind::kPartialSum: {
         PredictedCollective p = Base(need);
-        p.kind = "all-reduce";
+        p.kind = CollectiveKind::kAllReduce;
         p.bytes = PieceBytes(need.shape, need.sharding, mesh);
         if (LooksLikeGradient(need)) {
           p.reason = "data-parallel gradient";
@@ -170,7 +161,7 @@ class Predictor {
     }
     if (!moved.empty()) {
       PredictedCollective p = Base(need);
-      p.kind = "all-to-all";
+      p.kind = CollectiveKind::kAllToAll;
       p.reason = "reshard";
       p.bytes = PieceBytes(need.shape, from, mesh);
       Emit(std::move(p), moved);
@@ -196,7 +187,7 @@ class Predictor {
         axes = kept;
       }
       PredictedCollective p = Base(need);
-      p.kind = "all-gather";
+      p.kind = CollectiveKind::kAllGather;
       p.reason = "reshard";
       p.bytes = PieceBytes(need.shape, gathered_sharding, mesh);
       Emit(std::move(p), gathered);
@@ -236,7 +227,7 @@ class Predictor {
     }
     for (int h = 0; h < 2; ++h) {
       PredictedCollective p = Base(need);
-      p.kind = "all-gather";
+      p.kind = CollectiveKind::kAllGather;
       p.reason = "replicated threefry";
       p.bytes = ir::SaturatingMul(half, word);
       Emit(std::move(p), axes);
@@ -259,7 +250,7 @@ class Predictor {
           if (r < o.size()) distinct.insert(o[r]);
         }
         PredictedCollective p = Base(need);
-        p.kind = "collective-permute";
+        p.kind = CollectiveKind::kCollectivePermute;
         p.reason = "replicated threefry";
         p.group_size = 2;
         p.bytes = ir::SaturatingMul(distinct.size() == 1 ? chunk : block, word);
@@ -271,11 +262,11 @@ class Predictor {
   void ConvertExplicit(const CommunicationNeed& need) {
     const HloInstruction& instr = *need.instruction;
     PredictedCollective p = Base(need);
-    p.kind = need.rule;
+    p.kind = ir::CollectiveKindOf(instr.opcode);
     p.reason = "explicit";
-    if (p.kind == "all-gather") {
+    if (p.kind == CollectiveKind::kAllGather) {
       p.bytes = instr.shape.LeafDataBytes();
-    } else if (p.kind == "collective-permute" || p.kind == "send") {
+    } else if (p.kind == CollectiveKind::kCollectivePermute || p.kind == CollectiveKind::kSend) {
       p.bytes = instr.operands.empty() ? 0 : instr.operands[0]->shape.LeafDataBytes();
     } else {
       for (const HloInstruction* operand : instr.operands) {
@@ -285,7 +276,7 @@ class Predictor {
     if (instr.source_target_pairs()) {
       p.group_size = 2;
       p.mesh_axis = "-";
-      p.wire_bytes_per_device = WireBytes(p.kind, p.bytes, 2);
+      p.wire_bytes_per_device = WireBytesPerDevice(p.kind, p.bytes, 2);
     } else {
       const int64_t all = out_.mesh.DeviceCount();
       const int64_t size = instr.replica_groups() ? instr.replica_groups()->GroupSize() : 0;
@@ -296,7 +287,7 @@ class Predictor {
         return every;
       }())
                                         : "-";
-      p.wire_bytes_per_device = WireBytes(p.kind, p.bytes, p.group_size);
+      p.wire_bytes_per_device = WireBytesPerDevice(p.kind, p.bytes, p.group_size);
     }
     out_.predicted.push_back(std::move(p));
   }
@@ -318,7 +309,7 @@ class Predictor {
     for (size_t i = 0; i < out_.predicted.size(); ++i) {
       PredictedCollective& p = out_.predicted[i];
       const int32_t need = need_of[i];
-      if (!options_.combine_all_reduces || p.kind != "all-reduce" || need < 0) {
+      if (!options_.combine_all_reduces || p.kind != CollectiveKind::kAllReduce || need < 0) {
         AddMember(NewCombined(p), i);
         continue;
       }
@@ -400,7 +391,7 @@ PredictionComparison ComparePrediction(const CollectivePrediction& predicted,
     row.actual_wire_bytes = t.wire_bytes_per_device;
   }
   for (const CollectiveOp& op : actual.ops) {
-    KindComparison& row = rows[op.kind];
+    KindComparison& row = rows[std::string(ir::CollectiveKindName(op.kind))];
     row.actual_bytes =
         ir::SaturatingAdd(row.actual_bytes, ir::SaturatingMul(op.bytes, op.loop_multiplier));
   }

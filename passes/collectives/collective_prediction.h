@@ -58,8 +58,8 @@ struct PredictionOptions {
 };
 
 struct PredictedCollective {
-  std::string kind;   // all-reduce, all-gather, all-to-all, collective-permute, ...
-  int64_t bytes = 0;  // B of collective_analysis.h, one execution
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;  // all-reduce, all-gather, ...
+  int64_t bytes = 0;                                    // B of collective_analysis.h, one execution
   int64_t wire_bytes_per_device = 0;
   int64_t group_size = 0;   // 2 for a permute pair
   std::string mesh_axis;    // the mesh axes the group spans ("data", "data,model")
@@ -75,7 +75,7 @@ struct PredictedCollective {
 
 // One op after combining: the predicted collectives it merges.
 struct CombinedCollective {
-  std::string kind;
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;
   std::string mesh_axis;
   int64_t loop_multiplier = 1;
   int64_t bytes = 0;

@@ -16,7 +16,7 @@ std::unique_ptr<ir::HloModule> Parse(const std::string& text) {
   return std::move(parsed.modules[0]);
 }
 
-std::vector<int64_t> BytesOf(const CollectivePrediction& p, const std::string& kind) {
+std::vector<int64_t> BytesOf(const CollectivePrediction& p, ir::CollectiveKind kind) {
   std::vector<int64_t> bytes;
   for (const PredictedCollective& c : p.predicted) {
     if (c.kind == kind) bytes.push_back(c.bytes);
@@ -55,8 +55,9 @@ TEST_CASE("replicated threefry: two all-gathers of the halves and the halves' re
   // 8 blocks of 4096 counters; halves re-split in blocks of 2048 (the dp8 testdata pattern).
   const auto dp8 = Parse(Threefry(R"("data"=8)", "{devices=[8,1,1]<=[8]}"));
   const CollectivePrediction p = PredictCollectives(*dp8);
-  CHECK(BytesOf(p, "all-gather") == std::vector<int64_t>{65536, 65536});
-  CHECK(BytesOf(p, "collective-permute") == std::vector<int64_t>{16384, 8192, 8192, 8192});
+  CHECK(BytesOf(p, ir::CollectiveKind::kAllGather) == std::vector<int64_t>{65536, 65536});
+  CHECK(BytesOf(p, ir::CollectiveKind::kCollectivePermute) ==
+        std::vector<int64_t>{16384, 8192, 8192, 8192});
   CHECK(p.by_kind.at("all-gather").wire_bytes_per_device == 2 * 65536 * 7 / 8);
   for (const PredictedCollective& c : p.predicted) {
     CHECK(c.reason == "replicated threefry");
@@ -66,8 +67,9 @@ TEST_CASE("replicated threefry: two all-gathers of the halves and the halves' re
   const auto mesh =
       Parse(Threefry(R"("data"=4, "model"=2)", "{devices=[4,1,1,2]<=[8] last_tile_dim_replicate}"));
   const CollectivePrediction q = PredictCollectives(*mesh);
-  CHECK(BytesOf(q, "all-gather") == std::vector<int64_t>{65536, 65536});
-  CHECK(BytesOf(q, "collective-permute") == std::vector<int64_t>{32768, 16384, 16384, 16384});
+  CHECK(BytesOf(q, ir::CollectiveKind::kAllGather) == std::vector<int64_t>{65536, 65536});
+  CHECK(BytesOf(q, ir::CollectiveKind::kCollectivePermute) ==
+        std::vector<int64_t>{32768, 16384, 16384, 16384});
   CHECK(q.predicted.front().group_size == 4);
   CHECK(q.predicted.front().mesh_axis == "data");
   // Replicated activations: the bits stay replicated, nothing to send.
@@ -99,7 +101,7 @@ TEST_CASE("tensor-parallel all-reduces over 'model', combined by dependency leve
   const CollectivePrediction p = PredictCollectives(*module);
   REQUIRE(p.predicted.size() == 3);
   for (const PredictedCollective& c : p.predicted) {
-    CHECK(c.kind == "all-reduce");
+    CHECK(c.kind == ir::CollectiveKind::kAllReduce);
     CHECK(c.reason == "tensor-parallel matmul");
     CHECK(c.mesh_axis == "model");
     CHECK(c.group_size == 2);
@@ -130,10 +132,10 @@ ENTRY %main (x: f32[16,64]) -> (f32[16,64], f32[16,64]) {
   const auto module = Parse(text);
   const CollectivePrediction p = PredictCollectives(*module);
   REQUIRE(p.predicted.size() == 2);
-  CHECK(p.predicted[0].kind == "all-gather");
+  CHECK(p.predicted[0].kind == ir::CollectiveKind::kAllGather);
   CHECK(p.predicted[0].bytes == 16 * 64 * 4);
   CHECK(p.predicted[0].wire_bytes_per_device == 16 * 64 * 4 * 7 / 8);
-  CHECK(p.predicted[1].kind == "all-to-all");
+  CHECK(p.predicted[1].kind == ir::CollectiveKind::kAllToAll);
   CHECK(p.predicted[1].bytes == 2 * 64 * 4);
   CHECK(p.predicted[1].reason == "reshard");
 

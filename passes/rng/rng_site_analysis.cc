@@ -31,7 +31,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     if (site.key_depends_on_partition && site.purpose == SitePurpose::kBits) {
       RngFinding f;
       f.kind = FindingKind::kRngDependsOnPartition;
-      f.severity = "warning";
+      f.severity = InfoOf(f.kind).severity;
       f.site = site.name;
       f.op_name = site.op_name;
       f.source = site.source;
@@ -54,7 +54,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     if (!residual.values.empty()) {
       RngFinding& f = residual;
       f.kind = FindingKind::kRngKeyResidual;
-      f.severity = "warning";
+      f.severity = InfoOf(f.kind).severity;
       // Until the memory what-if (rng_remat_saving.h) says how much of it is live at the peak.
       f.saving_bytes = f.bytes;
       f.site = site.name;
@@ -73,7 +73,7 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
     if (site.mode == SiteMode::kReplicated && site.wire_bytes_per_device > 0) {
       RngFinding f;
       f.kind = FindingKind::kRngReplicatedCollectives;
-      f.severity = "warning";
+      f.severity = InfoOf(f.kind).severity;
       f.bytes = site.wire_bytes_per_device;
       f.saving_bytes =
           ir::SaturatingAdd(site.materialized_bytes, -site.whatif.partitionable.memory_bytes);
@@ -170,7 +170,7 @@ RngSiteResult RngSiteFinder::Run() {
       int64_t masks = 0;
       if (options_.platform == Platform::kGpu) {
         for (const RngSiteBuffer& buffer : site.buffers) {
-          if (buffer.role == "mask") masks = SaturatingAdd(masks, buffer.bytes);
+          if (buffer.role == SiteBufferRole::kMask) masks = SaturatingAdd(masks, buffer.bytes);
         }
       }
       // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into

@@ -82,7 +82,7 @@ struct RngSiteBuffer {
   std::string value;   // "name{index}" of the buffer's first site value
   std::string opcode;  // XLA Label
   std::string shape;   // without layout
-  std::string role;    // "counters", "loop state (counters, then hash outputs)", ...
+  SiteBufferRole role = SiteBufferRole::kDerived;
   std::string op_name;
   int64_t bytes = 0;
   // Every value the buffer holds in turn (a loop's init, state and result), as XLA names them.
@@ -93,7 +93,7 @@ struct RngSiteBuffer {
 
 struct RngSiteCollective {
   std::string instruction;
-  std::string kind;  // "all-gather", "collective-permute", ...
+  ir::CollectiveKind kind = ir::CollectiveKind::kNone;
   std::string shape;
   // The collective's operands that move this site's values, of operand_count: a collective XLA
   // combined from several sites' collectives is shared by them, and bytes and wire are this
@@ -144,8 +144,8 @@ struct RngSite {
 
 // A finding about one site (or the module), in the JSON schema's shape.
 struct RngFinding {
-  FindingKind kind = FindingKind::kRngKeyResidual;  // names and SARIF ids: finding_kinds.h
-  std::string severity;                             // "info" | "warning"
+  FindingKind kind = FindingKind::kRngKeyResidual;       // names and SARIF ids: finding_kinds.h
+  FindingSeverity severity = FindingSeverity::kWarning;  // the kind's (finding_kinds.h)
   int64_t bytes = 0;
   int64_t saving_bytes = 0;
   std::string site;  // anchor instruction

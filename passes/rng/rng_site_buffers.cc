@@ -433,48 +433,49 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
   site.shards = site.global_elements / site.local_elements;
 }
 
-std::string BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
-                       const HloComputation* home) {
+SiteBufferRole BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
+                          const HloComputation* home) {
   switch (instr->opcode) {
     case Opcode::kAllGather:
     case Opcode::kAllGatherStart:
     case Opcode::kAllGatherDone:
-      return "all-gathered hash outputs";
+      return SiteBufferRole::kAllGatheredHashOutputs;
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone:
-      return "exchanged counters";
+      return SiteBufferRole::kExchangedCounters;
     default:
       break;
   }
   // Collectives are where XLA put them (an async pair wraps its own computation); anything
   // else outside the anchor's computation is the loop's.
-  if (instr->parent != home) return "loop temporaries (hash state copies)";
+  if (instr->parent != home) return SiteBufferRole::kLoopTemporaries;
   switch (instr->opcode) {
     case Opcode::kConcatenate:
-      return "bits (concatenated hash outputs)";
+      return SiteBufferRole::kConcatenatedBits;
     case Opcode::kCustomCall:
     case Opcode::kCall:
-      return "hash outputs / bits";
+      return SiteBufferRole::kHashOutputsOrBits;
     default:
       break;
   }
-  if (instr->shape.IsArray() && instr->shape.element_type() == PrimitiveType::kPred) return "mask";
+  if (instr->shape.IsArray() && instr->shape.element_type() == PrimitiveType::kPred)
+    return SiteBufferRole::kMask;
   const HloInstruction* init = anchor->opcode == Opcode::kWhile && !anchor->operands.empty()
                                    ? LoopInitTuple(anchor->operands[0])
                                    : nullptr;
   for (const HloInstruction* user : instr->users) {
     if (user->opcode != Opcode::kTuple) continue;
-    if (user == init) return "counters (loop state: then hash outputs)";
+    if (user == init) return SiteBufferRole::kLoopStateCounters;
     for (const HloInstruction* tuple_user : user->users) {
-      if (tuple_user == anchor) return "counters (loop state: then hash outputs)";
+      if (tuple_user == anchor) return SiteBufferRole::kLoopStateCounters;
     }
   }
   if (instr->metadata().op_name.find("iota") != std::string_view::npos ||
       instr->metadata().op_name.find("split") != std::string_view::npos) {
-    return "counters";
+    return SiteBufferRole::kCounters;
   }
-  return "derived";
+  return SiteBufferRole::kDerived;
 }
 
 namespace {
@@ -620,8 +621,7 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     }
     out.held_across = held.count(buffer) != 0;
     work.site.materialized_bytes = SaturatingAdd(work.site.materialized_bytes, out.bytes);
-    if (out.role.rfind("counters", 0) == 0 || out.role.rfind("loop", 0) == 0 ||
-        out.role.rfind("exchanged", 0) == 0) {
+    if (IsCounterRole(out.role)) {
       work.site.counter_bytes = SaturatingAdd(work.site.counter_bytes, out.bytes);
     } else {
       work.site.bits_bytes = SaturatingAdd(work.site.bits_bytes, out.bytes);

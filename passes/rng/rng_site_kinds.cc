@@ -63,4 +63,40 @@ std::string_view SitePhaseName(SitePhase phase) {
   return "other";
 }
 
+bool IsCounterRole(SiteBufferRole role) {
+  switch (role) {
+    case SiteBufferRole::kCounters:
+    case SiteBufferRole::kLoopStateCounters:
+    case SiteBufferRole::kLoopTemporaries:
+    case SiteBufferRole::kExchangedCounters:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view SiteBufferRoleName(SiteBufferRole role) {
+  switch (role) {
+    case SiteBufferRole::kCounters:
+      return "counters";
+    case SiteBufferRole::kLoopStateCounters:
+      return "counters (loop state: then hash outputs)";
+    case SiteBufferRole::kLoopTemporaries:
+      return "loop temporaries (hash state copies)";
+    case SiteBufferRole::kExchangedCounters:
+      return "exchanged counters";
+    case SiteBufferRole::kAllGatheredHashOutputs:
+      return "all-gathered hash outputs";
+    case SiteBufferRole::kConcatenatedBits:
+      return "bits (concatenated hash outputs)";
+    case SiteBufferRole::kHashOutputsOrBits:
+      return "hash outputs / bits";
+    case SiteBufferRole::kMask:
+      return "mask";
+    case SiteBufferRole::kDerived:
+      break;
+  }
+  return "derived";
+}
+
 }  // namespace spmdsim::passes

@@ -38,6 +38,22 @@ enum class SitePhase {
   kBackward,  // transpose(jvp(...)), remat
 };
 
+// What a buffer a site materializes holds, from the instruction that defines it.
+enum class SiteBufferRole {
+  kCounters,                // the iotas the hash reads
+  kLoopStateCounters,       // the rolled loop's state tuple: counters, then hash outputs
+  kLoopTemporaries,         // the rolled loop body's copies of the hash state
+  kExchangedCounters,       // replicated mode's collective-permuted counter pieces
+  kAllGatheredHashOutputs,  // replicated mode's all-gathered hash outputs
+  kConcatenatedBits,        // the two hash outputs concatenated into the bits
+  kHashOutputsOrBits,       // a custom call's or a call's result
+  kMask,                    // the pred the bits are compared into (dropout's keep mask)
+  kDerived,                 // anything else computed from the bits
+};
+
+// Whether the buffer holds counters or hash state rather than random bits.
+bool IsCounterRole(SiteBufferRole role);
+
 // "threefry-rolled" | "threefry-expanded" | "threefry-custom-call" | "rng-bit-generator" | "rng"
 std::string_view SiteKindName(SiteKind kind);
 // "replicated" | "partitionable" | "rbg" | "unknown"
@@ -46,5 +62,7 @@ std::string_view SiteModeName(SiteMode mode);
 std::string_view SitePurposeName(SitePurpose purpose);
 // "forward" | "backward" | "other"
 std::string_view SitePhaseName(SitePhase phase);
+// "counters", "counters (loop state: then hash outputs)", ..., "mask", "derived"
+std::string_view SiteBufferRoleName(SiteBufferRole role);
 
 }  // namespace spmdsim::passes

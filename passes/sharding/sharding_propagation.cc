@@ -173,7 +173,7 @@ ValueState Walker::Visit(const HloInstruction& instr, Env& env, const Frame& fra
   if (frame.depth > options_.max_call_depth || OverBudget(instr)) {
     out.sharding = ValueSharding::All(instr.shape, ArraySharding::Kind::kUnknown);
   } else if (AnyManualOperand(ops) && !PassesManual(instr.opcode) &&
-             ir::CollectiveKind(instr.opcode).empty()) {
+             ir::CollectiveKindOf(instr.opcode) == ir::CollectiveKind::kNone) {
     // Inside shard_map: per-device values, nothing to partition.
     out.sharding = ValueSharding::All(instr.shape, ArraySharding::Kind::kManual);
   } else if (ir::IsElementwiseOpcode(instr.opcode) &&
@@ -366,7 +366,7 @@ ValueState Walker::Visit(const HloInstruction& instr, Env& env, const Frame& fra
         break;
       }
       default:
-        if (!ir::CollectiveKind(instr.opcode).empty()) {
+        if (ir::CollectiveKindOf(instr.opcode) != ir::CollectiveKind::kNone) {
           VisitCollective(instr, ops, out, frame);
         } else if (std::all_of(ops.begin(), ops.end(),
                                [](const ValueState* op) { return AllReplicated(op->sharding); })) {

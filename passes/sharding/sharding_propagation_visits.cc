@@ -91,7 +91,7 @@ void Walker::VisitCollective(const HloInstruction& instr, const std::vector<cons
                              ValueState& out, const Frame& frame) {
   CommunicationNeed need;
   need.kind = CommunicationNeed::Kind::kExplicit;
-  need.rule = std::string(ir::CollectiveKind(instr.opcode));
+  need.rule = std::string(ir::CollectiveKindName(ir::CollectiveKindOf(instr.opcode)));
   need.shape = instr.operands.empty() ? instr.shape : instr.operands[0]->shape;
   SetBit(out.deps, static_cast<size_t>(AddNeed(std::move(need), instr, out.deps, frame)));
   out.sharding = ops.empty() || ops[0]->sharding.is_tuple != instr.shape.IsTuple()

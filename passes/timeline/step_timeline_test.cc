@@ -67,7 +67,8 @@ TEST_CASE("step timeline: compute by output bytes, collectives on their own trac
   const auto module = Parse(kModule);
   CollectiveResult collectives = AnalyzeCollectives(*module);
   // Fixed collective times, so the test states the schedule rather than the topology model.
-  for (CollectiveOp& op : collectives.ops) op.est_time_us = op.kind == "all-reduce" ? 10 : 0.5;
+  for (CollectiveOp& op : collectives.ops)
+    op.est_time_us = op.kind == ir::CollectiveKind::kAllReduce ? 10 : 0.5;
   StepTimelineOptions options;
   options.compute_bandwidth_GBps = 1000;  // 1000 bytes per ns
   options.min_slice_us = 1;
@@ -117,7 +118,8 @@ TEST_CASE("step timeline: compute by output bytes, collectives on their own trac
 TEST_CASE("step timeline: a done waits for its collective to end") {
   const auto module = Parse(kModule);
   CollectiveResult collectives = AnalyzeCollectives(*module);
-  for (CollectiveOp& op : collectives.ops) op.est_time_us = op.kind == "all-reduce" ? 10 : 5000;
+  for (CollectiveOp& op : collectives.ops)
+    op.est_time_us = op.kind == ir::CollectiveKind::kAllReduce ? 10 : 5000;
   const StepTimeline timeline = SimulateStep(*module, collectives);
   // The all-gather (5 ms) outlasts the multiply: its done, and so the copy, wait for its end.
   CHECK(SliceOf(timeline, "c").start_ns == 12000 + 5000000);
