@@ -132,7 +132,7 @@ dump::ModuleInput& Input() {
     }
     dump::ModuleInput loaded;
     loaded.path = "<fuzz>/module_0000.fuzz_companion.cpu_after_optimizations.txt";
-    loaded.stage = "after_optimizations";
+    loaded.stage = dump::ModuleStage::kAfterOptimizations;
     loaded.module = std::move(parsed.modules[0]);
     return loaded;
   }();

@@ -95,10 +95,10 @@ const passes::Topology& DefaultTopology() {
 }
 
 // What a directory load would name the stage of such a module.
-std::string StageOf(const ir::HloModule& module) {
-  if (module.is_scheduled) return "after_optimizations";
-  if (passes::IsUnpartitioned(module)) return "before_optimizations";
-  return "unknown";
+dump::ModuleStage StageOf(const ir::HloModule& module) {
+  if (module.is_scheduled) return dump::ModuleStage::kAfterOptimizations;
+  if (passes::IsUnpartitioned(module)) return dump::ModuleStage::kBeforeOptimizations;
+  return dump::ModuleStage::kUnknown;
 }
 
 // `spmdsim stats`.
@@ -226,8 +226,8 @@ void RenderDiff(const ModuleReport& a, const ModuleReport& b) {
   PrintDiffText(nullptr, b.input, nullptr, text);
   nlohmann::ordered_json module;
   module["name"] = std::string(a.input->module->name);
-  module["a"] = {{"file", a.input->path}, {"stage", a.input->stage}};
-  module["b"] = {{"file", b.input->path}, {"stage", b.input->stage}};
+  module["a"] = {{"file", a.input->path}, {"stage", dump::ModuleStageName(a.input->stage)}};
+  module["b"] = {{"file", b.input->path}, {"stage", dump::ModuleStageName(b.input->stage)}};
   module["diff"] = DiffToJson(diff);
   CheckModulesJson("diff --format json", std::move(module));
 }

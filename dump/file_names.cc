@@ -8,10 +8,23 @@ namespace spmdsim::dump {
 
 namespace fs = std::filesystem;
 
-std::string StageFromFileName(const std::string& file_name) {
-  if (file_name.find("before_optimizations") != std::string::npos) return "before_optimizations";
-  if (file_name.find("after_optimizations") != std::string::npos) return "after_optimizations";
+std::string_view ModuleStageName(ModuleStage stage) {
+  switch (stage) {
+    case ModuleStage::kBeforeOptimizations:
+      return "before_optimizations";
+    case ModuleStage::kAfterOptimizations:
+      return "after_optimizations";
+    case ModuleStage::kUnknown:
+      break;
+  }
   return "unknown";
+}
+
+ModuleStage StageFromFileName(const std::string& file_name) {
+  for (ModuleStage stage : {ModuleStage::kBeforeOptimizations, ModuleStage::kAfterOptimizations}) {
+    if (file_name.find(ModuleStageName(stage)) != std::string::npos) return stage;
+  }
+  return ModuleStage::kUnknown;
 }
 
 std::string WithoutTextSuffixes(std::string file_name) {
@@ -80,8 +93,10 @@ void SortInDumpOrder(std::vector<fs::path>& files) {
     const std::string folder = file.parent_path().string();
     uint64_t number = UINT64_MAX;
     if (auto id = ModuleNumberAndName(name)) number = first_number[{folder, id->second}];
-    const std::string stage = StageFromFileName(name);
-    const int rank = stage == "after_optimizations" ? 0 : stage == "before_optimizations" ? 1 : 2;
+    const ModuleStage stage = StageFromFileName(name);
+    const int rank = stage == ModuleStage::kAfterOptimizations    ? 0
+                     : stage == ModuleStage::kBeforeOptimizations ? 1
+                                                                  : 2;
     return DumpOrder{folder, number, rank, name};
   };
   std::vector<std::pair<DumpOrder, fs::path>> keyed;

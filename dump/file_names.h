@@ -16,13 +16,21 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace spmdsim::dump {
 
-// "before_optimizations", "after_optimizations" or "unknown", from a file name.
-std::string StageFromFileName(const std::string& file_name);
+// Which of XLA's dumps of a module a file is: --xla_dump_to writes the module as JAX handed it
+// (before_optimizations) and as compiled (after_optimizations); other names say neither.
+enum class ModuleStage { kUnknown, kBeforeOptimizations, kAfterOptimizations };
+
+// "before_optimizations", "after_optimizations" or "unknown" (the words of the file names, the
+// JSON and --stage).
+std::string_view ModuleStageName(ModuleStage stage);
+
+ModuleStage StageFromFileName(const std::string& file_name);
 
 // The name without ".gz" and then ".txt": the stem a module file and its companions share.
 std::string WithoutTextSuffixes(std::string file_name);

@@ -11,9 +11,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kAfterOptimizations = "after_optimizations";
-constexpr std::string_view kBeforeOptimizations = "before_optimizations";
-
 // One entry per optimized module, however many forms of its file the folder holds.
 std::string ModuleIdentity(const std::string& file_name) {
   if (auto id = ModuleNumberAndName(file_name)) return std::to_string(id->first) + "." + id->second;
@@ -35,9 +32,11 @@ DumpFolder::DumpFolder(fs::path dir, std::vector<std::string> file_names)
       } else {
         named_memory_analysis_.emplace(*function, name);
       }
-    } else if (!name.ends_with(".json") && StageFromFileName(name) == kAfterOptimizations) {
+    } else if (!name.ends_with(".json") &&
+               StageFromFileName(name) == ModuleStage::kAfterOptimizations) {
       optimized_modules_.insert(ModuleIdentity(name));
-    } else if (!name.ends_with(".json") && StageFromFileName(name) == kBeforeOptimizations) {
+    } else if (!name.ends_with(".json") &&
+               StageFromFileName(name) == ModuleStage::kBeforeOptimizations) {
       if (const auto id = ModuleNumberAndName(name)) {
         unoptimized_[id->second].emplace_back(id->first, name);
       }
@@ -69,8 +68,8 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
   files.memory_usage_report = companion("memory-usage-report");
   files.live_range = companion("live-range");
 
-  const std::string stage = StageFromFileName(module_file_name);
-  if (stage == kAfterOptimizations) {
+  const ModuleStage stage = StageFromFileName(module_file_name);
+  if (stage == ModuleStage::kAfterOptimizations) {
     const auto id = ModuleNumberAndName(module_file_name);
     const auto named = id ? named_memory_analysis_.find(id->second) : named_memory_analysis_.end();
     if (named != named_memory_analysis_.end()) {
@@ -83,7 +82,7 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
   // An optimized module's source: the before-optimizations file of the same module name, the
   // nearest at or below its number (XLA:TPU numbers the optimized module after the compiles it
   // ran in between: module_0000...before_optimizations, module_0003...after_optimizations).
-  if (stage == kAfterOptimizations) {
+  if (stage == ModuleStage::kAfterOptimizations) {
     const auto id = ModuleNumberAndName(module_file_name);
     const auto found = id ? unoptimized_.find(id->second) : unoptimized_.end();
     if (found != unoptimized_.end()) {
@@ -99,13 +98,14 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
 
   // "module_0000.jit_f.before_optimizations.txt" -> "module_0000.jit_f.*after_optimizations.txt".
   const size_t at = module_file_name.find(".before_optimizations");
-  if (stage == kBeforeOptimizations && at != std::string::npos) {
+  if (stage == ModuleStage::kBeforeOptimizations && at != std::string::npos) {
     const std::string prefix = module_file_name.substr(0, at + 1);
     for (auto it = std::lower_bound(names_.begin(), names_.end(), prefix);
          it != names_.end() && it->starts_with(prefix); ++it) {
-      const size_t after = it->find(kAfterOptimizations);
+      const std::string_view optimized = ModuleStageName(ModuleStage::kAfterOptimizations);
+      const size_t after = it->find(optimized);
       if (after == std::string::npos) continue;
-      const std::string rest = it->substr(after + kAfterOptimizations.size());
+      const std::string rest = it->substr(after + optimized.size());
       if (rest == ".txt" || rest == ".txt.gz") files.after_optimizations.push_back(PathOf(*it));
     }
   }

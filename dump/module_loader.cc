@@ -38,8 +38,8 @@ std::optional<DumpError> ParseInto(const std::string& path, std::string text,
   auto source = std::make_shared<ir::SourceBuffer>(path, std::move(text));
   ir::ParseResult result = ir::ParseHloText(source);
   if (!result.ok()) return DumpError{DumpErrorKind::kParse, path, result.error->ToString()};
-  const std::string stage = StageFromFileName(fs::path(path).filename().string());
-  if (options.stage != "all" && stage != options.stage) return std::nullopt;
+  const ModuleStage stage = StageFromFileName(fs::path(path).filename().string());
+  if (options.stage != "all" && ModuleStageName(stage) != options.stage) return std::nullopt;
   std::optional<ModuleFileSet> files;
   for (auto& module : result.modules) {
     if (!options.module_filter.empty() &&

@@ -14,14 +14,15 @@
 #include <vector>
 
 #include "dump/dump_error.h"
+#include "dump/file_names.h"
 #include "dump/module_file_set.h"
 #include "ir/hlo.h"
 
 namespace spmdsim::dump {
 
 struct ModuleInput {
-  std::string path;   // the file the module came from ("<stdin>", "<embedded>/name" for the demo)
-  std::string stage;  // "before_optimizations", "after_optimizations" or "unknown"
+  std::string path;  // the file the module came from ("<stdin>", "<embedded>/name" for the demo)
+  ModuleStage stage = ModuleStage::kUnknown;  // from the file name
   std::unique_ptr<ir::HloModule> module;
   ModuleFileSet files;  // XLA's files beside it; all empty for standard input and the demo
   // The platform the user named for it (--platform: "cpu", "gpu", "tpu"); empty when the dump

@@ -43,8 +43,8 @@ const dump::ModuleInput* FindAfterModule(const dump::ModuleInput& before,
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(before.path).parent_path();
   for (const dump::ModuleInput& other : loaded) {
-    if (other.stage == "after_optimizations" && other.module->name == before.module->name &&
-        fs::path(other.path).parent_path() == dir) {
+    if (other.stage == dump::ModuleStage::kAfterOptimizations &&
+        other.module->name == before.module->name && fs::path(other.path).parent_path() == dir) {
       return &other;
     }
   }

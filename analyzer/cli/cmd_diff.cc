@@ -30,7 +30,7 @@ struct DiffCommandOptions {
 
 nlohmann::ordered_json SideJson(const dump::ModuleInput* input) {
   if (input == nullptr) return nullptr;
-  return {{"file", input->path}, {"stage", input->stage}};
+  return {{"file", input->path}, {"stage", dump::ModuleStageName(input->stage)}};
 }
 
 int RunDiff(const DiffCommandOptions& options) {
@@ -48,9 +48,9 @@ int RunDiff(const DiffCommandOptions& options) {
   std::vector<ModuleKey> keys_a;
   std::vector<ModuleKey> keys_b;
   for (const dump::ModuleInput& m : a.modules)
-    keys_a.push_back({std::string(m.module->name), m.stage});
+    keys_a.push_back({std::string(m.module->name), std::string(dump::ModuleStageName(m.stage))});
   for (const dump::ModuleInput& m : b.modules)
-    keys_b.push_back({std::string(m.module->name), m.stage});
+    keys_b.push_back({std::string(m.module->name), std::string(dump::ModuleStageName(m.stage))});
   const std::vector<ModulePair> pairs = MatchModules(keys_a, keys_b, {true});
 
   const bool json = options.format == "json";

@@ -41,8 +41,8 @@ int ReadDump(const OomCommandOptions& command, OomOptions& options) {
   }
   const dump::ModuleInput* chosen = nullptr;
   for (const dump::ModuleInput& input : outcome.inputs.modules) {
-    if (chosen == nullptr ||
-        (chosen->stage != "after_optimizations" && input.stage == "after_optimizations")) {
+    if (chosen == nullptr || (chosen->stage != dump::ModuleStage::kAfterOptimizations &&
+                              input.stage == dump::ModuleStage::kAfterOptimizations)) {
       chosen = &input;
     }
   }

@@ -78,7 +78,7 @@ int RunReport(const ReportOptions& options) {
   if (!options.trace.empty()) {
     const ModuleReport* traced = &reports.front();
     for (const ModuleReport& report : reports) {
-      if (report.input->stage == "after_optimizations") {
+      if (report.input->stage == dump::ModuleStage::kAfterOptimizations) {
         traced = &report;
         break;
       }

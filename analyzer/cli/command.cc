@@ -114,7 +114,9 @@ int g_deferred_exit_code = kExitOk;
 // stage, then the ones before optimizations (estimates); the order XLA wrote them otherwise.
 void OptimizedFirst(std::vector<dump::ModuleInput>& modules) {
   const auto rank = [](const dump::ModuleInput& input) {
-    return input.stage == "after_optimizations" ? 0 : input.stage == "unknown" ? 1 : 2;
+    return input.stage == dump::ModuleStage::kAfterOptimizations ? 0
+           : input.stage == dump::ModuleStage::kUnknown          ? 1
+                                                                 : 2;
   };
   std::stable_sort(
       modules.begin(), modules.end(),

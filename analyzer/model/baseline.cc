@@ -123,7 +123,7 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
   ModuleFigures m;
   m.name = std::string(report.input->module->name);
   m.file = report.input->path;
-  m.stage = report.input->stage;
+  m.stage = dump::ModuleStageName(report.input->stage);
   const passes::PeakMemoryResult& memory = report.memory.prediction;
   m.peak_bytes = memory.peak_bytes;
   m.temp_bytes = memory.temp_bytes;

@@ -8,8 +8,10 @@
 namespace spmdsim::analyzer {
 
 inline passes::StageHint StageHintOf(const dump::ModuleInput& input) {
-  if (input.stage == "before_optimizations") return passes::StageHint::kBeforeOptimizations;
-  if (input.stage == "after_optimizations") return passes::StageHint::kAfterOptimizations;
+  if (input.stage == dump::ModuleStage::kBeforeOptimizations)
+    return passes::StageHint::kBeforeOptimizations;
+  if (input.stage == dump::ModuleStage::kAfterOptimizations)
+    return passes::StageHint::kAfterOptimizations;
   return passes::StageHint::kUnknown;
 }
 

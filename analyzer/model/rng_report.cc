@@ -16,7 +16,7 @@ namespace {
 std::unique_ptr<ir::HloModule> SourceModule(const dump::ModuleInput& input) {
   if (input.files.before_optimizations.empty()) return nullptr;
   dump::LoadOptions load;
-  load.stage = "before_optimizations";
+  load.stage = dump::ModuleStageName(dump::ModuleStage::kBeforeOptimizations);
   dump::LoadOutcome loaded = dump::LoadInputs(input.files.before_optimizations, load);
   if (loaded.failure || loaded.inputs.modules.size() != 1) return nullptr;
   return std::move(loaded.inputs.modules.front().module);

@@ -244,7 +244,7 @@ TEST_CASE("collective counts on the replicated-threefry dump are what XLA insert
   dump::LoadOutcome outcome = dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_replicated_remat");
   REQUIRE_FALSE(outcome.failure);
   for (const dump::ModuleInput& input : outcome.inputs.modules) {
-    if (input.stage != "after_optimizations") continue;
+    if (input.stage != dump::ModuleStage::kAfterOptimizations) continue;
     const passes::StatsResult stats = passes::ComputeStats(*input.module);
     CHECK(stats.collectives.at("all-reduce") == 1);
     CHECK(stats.collectives.at("all-gather") == 16);

@@ -125,7 +125,7 @@ Json DiffToJson(const ModuleDiff& diff) {
 void PrintDiffText(const dump::ModuleInput* a, const dump::ModuleInput* b, const ModuleDiff* diff,
                    std::ostream& out) {
   const dump::ModuleInput* any = a ? a : b;
-  out << fmt::format("module {} ({})\n", any->module->name, any->stage);
+  out << fmt::format("module {} ({})\n", any->module->name, dump::ModuleStageName(any->stage));
   out << "  A  " << (a ? a->path : std::string("(no module of this name)")) << "\n";
   out << "  B  " << (b ? b->path : std::string("(no module of this name)")) << "\n";
   if (diff == nullptr) return;

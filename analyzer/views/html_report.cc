@@ -536,7 +536,8 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
   out += fmt::format(
       "<section class=\"module\" id=\"module-{}\">\n<h2>{} <span class=\"stage\">{}</span></h2>\n"
       "<p class=\"file\">{}</p>\n",
-      number, E(input.module->name), E(input.stage), E(input.path));
+      number, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
+      E(input.path));
   Summary(report, options, out);
   MemoryTerms(report.memory, out);
   const PeakMemoryResult& m = report.memory.prediction;
@@ -584,7 +585,7 @@ std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
     out += fmt::format(
         "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}"
         "</span></li>\n",
-        i + 1, E(input.module->name), E(input.stage),
+        i + 1, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
         E(HumanBytes(reports[i].memory.prediction.peak_bytes)));
   }
   out += "</ul></nav>\n";

@@ -4,11 +4,11 @@
 
 namespace spmdsim::analyzer {
 
-std::string ModuleHeading(std::string_view name, std::string_view stage, std::string_view path) {
+std::string ModuleHeading(std::string_view name, dump::ModuleStage stage, std::string_view path) {
   std::string_view what;
-  if (stage == "after_optimizations") {
+  if (stage == dump::ModuleStage::kAfterOptimizations) {
     what = ", after optimizations";
-  } else if (stage == "before_optimizations") {
+  } else if (stage == dump::ModuleStage::kBeforeOptimizations) {
     what =
         ", before optimizations: an estimate (per-device sizes from the shardings, before XLA's "
         "passes; the after-optimizations module is what runs)";

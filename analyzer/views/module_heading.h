@@ -6,9 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "dump/file_names.h"
+
 namespace spmdsim::analyzer {
 
 // "module jit_step, after optimizations  (dump/module_0000.jit_step.cpu_after_optimizations.txt)"
-std::string ModuleHeading(std::string_view name, std::string_view stage, std::string_view path);
+std::string ModuleHeading(std::string_view name, dump::ModuleStage stage, std::string_view path);
 
 }  // namespace spmdsim::analyzer

@@ -15,7 +15,7 @@ nlohmann::ordered_json ModuleIdentityJson(const dump::ModuleInput& input) {
   nlohmann::ordered_json j;
   j["name"] = std::string(input.module->name);
   j["file"] = input.path;
-  j["stage"] = input.stage;
+  j["stage"] = dump::ModuleStageName(input.stage);
   return j;
 }
 
@@ -69,8 +69,9 @@ std::vector<std::pair<std::string, int64_t>> ByCountDescending(
 void PrintStatsText(const dump::ModuleInput& input, const passes::StatsResult& stats,
                     std::ostream& out) {
   out << ModuleHeading(stats.name, input.stage, input.path);
-  out << fmt::format("  stage: {}   scheduled: {}   partitions: {}   replicas: {}\n", input.stage,
-                     stats.is_scheduled ? "yes" : "no", stats.num_partitions, stats.replica_count);
+  out << fmt::format("  stage: {}   scheduled: {}   partitions: {}   replicas: {}\n",
+                     dump::ModuleStageName(input.stage), stats.is_scheduled ? "yes" : "no",
+                     stats.num_partitions, stats.replica_count);
   out << fmt::format("  computations: {}   instructions: {}\n", stats.computation_count,
                      stats.instruction_count);
   out << fmt::format("  parameters: {} ({})   outputs: {}\n", stats.parameter_count,

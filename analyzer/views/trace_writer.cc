@@ -58,7 +58,7 @@ class TraceBuilder {
     data["generator"] = "spmdsim";
     data["module"] = std::string(module.name);
     data["file"] = report_.input->path;
-    data["stage"] = report_.input->stage;
+    data["stage"] = dump::ModuleStageName(report_.input->stage);
     data["schedule"] =
         module.is_scheduled ? "module schedule (text order)" : "text order (module not scheduled)";
     data["topology"] = c.topology;
