@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzer/emit/human_units.h"
+#include "analyzer/model/collective_label.h"
 #include "analyzer/views/module_heading.h"
 #include "ir/checked_math.h"
 
@@ -135,10 +136,7 @@ void PrintCollectivesText(const dump::ModuleInput& input, const passes::Collecti
                      "kind", "n", "groups span", "B", "wire/dev", "runs", "time/run", "source");
   for (size_t i = 0; i < shown; ++i) {
     const passes::CollectiveOp& op = *sorted[i];
-    const std::string_view name = ir::CollectiveKindName(op.kind);
-    const std::string kind = op.operand_count > 1 && op.kind == ir::CollectiveKind::kAllReduce
-                                 ? fmt::format("{} x{}", name, op.operand_count)
-                                 : std::string(name);
+    const std::string kind = CollectiveLabel(op.kind, op.operand_count);
     out << fmt::format("  {:<24} {:<19} {:>3} {:<22} {:>11} {:>11} {:>4} {:>10}  {}\n",
                        op.instruction, kind, op.group_size,
                        op.mesh_axes.empty() ? "-" : op.mesh_axes, HumanBytes(op.bytes),
@@ -310,10 +308,7 @@ void PrintPredictionText(const PredictionReport& report, std::ostream& out,
   for (size_t i = 0; i < shown; ++i) {
     const passes::CombinedCollective& c = *sorted[i];
     const passes::PredictedCollective& first = p.predicted[static_cast<size_t>(c.members[0])];
-    const std::string kind =
-        c.members.size() > 1
-            ? fmt::format("{} x{}", ir::CollectiveKindName(c.kind), c.members.size())
-            : std::string(ir::CollectiveKindName(c.kind));
+    const std::string kind = CollectiveLabel(c.kind, static_cast<int64_t>(c.members.size()));
     out << fmt::format("    {:<19} {:>3} {:<10} {:>11} {:>11} {:>4}  {:<40} {}\n", kind,
                        first.group_size, c.mesh_axis, HumanBytes(c.bytes),
                        HumanBytes(c.wire_bytes_per_device), c.loop_multiplier, Reasons(p, c),

@@ -10,6 +10,7 @@
 
 #include "analyzer/emit/html_escape.h"
 #include "analyzer/emit/human_units.h"
+#include "analyzer/model/collective_label.h"
 #include "analyzer/model/finding_scope.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/buffer_groups.h"
@@ -379,10 +380,7 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
         "<th class=\"num\">time / run</th><th>op_name</th><th>source</th></tr>\n";
     for (size_t i = 0; i < shown; ++i) {
       const CollectiveOp& op = *sorted[i];
-      const std::string kind =
-          op.operand_count > 1
-              ? fmt::format("{} x{}", ir::CollectiveKindName(op.kind), op.operand_count)
-              : std::string(ir::CollectiveKindName(op.kind));
+      const std::string kind = CollectiveLabel(op.kind, op.operand_count);
       out += "<tr>" + Td(op.instruction, "code") + Td(kind) + NumTd(op.group_size) +
              Td(op.mesh_axes.empty() ? "-" : op.mesh_axes) + BytesTd(op.bytes) +
              BytesTd(op.wire_bytes_per_device) + NumTd(op.loop_multiplier) +

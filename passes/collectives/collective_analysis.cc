@@ -540,6 +540,7 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const Collectiv
         // send: the data operand (then a token); in-place collective-permute (slice_sizes=):
         // input, output buffer, then index operands. Only the first operand travels.
         op.bytes = LeafBytes(coll->operands, 1);
+        op.operand_count = std::min<int64_t>(op.operand_count, 1);
       } else if (op.kind == CollectiveKind::kCollectivePermute) {
         // XLA's combiner merges permutes with the same pairs into one with many operands.
         op.bytes = LeafBytes(coll->operands, coll->operands.size());

@@ -60,9 +60,12 @@ struct CollectiveOp {
   DeviceIdKind id_kind = DeviceIdKind::kReplicaId;      // what the replica groups number
   // Device groups; for collective-permute the {source, target} pairs.
   std::vector<std::vector<int64_t>> groups;
-  int64_t group_size = 0;             // devices per group (2 for a permute pair)
-  std::string mesh_axes;              // the mesh axes a group spans; empty when none matches
-  int64_t operand_count = 0;          // > 1 for variadic collectives
+  int64_t group_size = 0;  // devices per group (2 for a permute pair)
+  std::string mesh_axes;   // the mesh axes a group spans; empty when none matches
+  // The operands that travel, the first ones of its instruction: > 1 only for a variadic
+  // (combined) collective; 1 for send (data, token) and in-place collective-permute (input,
+  // output buffer, offsets).
+  int64_t operand_count = 0;
   int64_t bytes = 0;                  // B of the table above, one execution
   std::string algorithm;              // "ring" | "direct"
   int64_t wire_bytes_per_device = 0;  // busiest device, one execution

@@ -706,7 +706,10 @@ void RngSiteFinder::AttachCollectives(const DataflowAnalysis& dataflow) {
     // of several sites counts for each, split evenly).
     std::map<int, std::pair<int64_t, long double>> share;
     long double total = 0;
-    for (const HloInstruction* operand : instr->operands) {
+    const size_t travelling = std::min(instr->operands.size(),
+                                       static_cast<size_t>(std::max<int64_t>(op.operand_count, 0)));
+    for (size_t o = 0; o < travelling; ++o) {
+      const HloInstruction* operand = instr->operands[o];
       const int64_t bytes = operand->shape.IsArray() ? operand->shape.ByteSize() : 0;
       total += static_cast<long double>(bytes);
       const int32_t first = dataflow.FirstSlot(operand);
