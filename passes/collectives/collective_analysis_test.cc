@@ -141,6 +141,36 @@ TEST_CASE("collective table: kinds, bytes, groups, loop multipliers") {
   CHECK(result.total_wire_bytes_per_device == 6 * 6144 + 2 * 3584 + 3584 + 512 + 3584);
 }
 
+TEST_CASE("collective operands: only the ones that travel are counted and sized") {
+  // An in-place collective-permute (input, output buffer, then offsets) and send (data, token)
+  // move their first operand; a combined permute moves all of them.
+  const auto module = Parse(R"(HloModule m, num_partitions=2
+
+ENTRY %main (a: f32[8], b: f32[8], c: f32[4]) -> (f32[8], (f32[8], f32[4]), (f32[8], u32[], token[])) {
+  %a = f32[8] parameter(0)
+  %b = f32[8] parameter(1)
+  %c = f32[4] parameter(2)
+  %zero = s32[] constant(0)
+  %in_place = f32[8] collective-permute(%a, %b, %zero, %zero), channel_id=1, source_target_pairs={{0,1},{1,0}}, slice_sizes={{8}}
+  %combined = (f32[8], f32[4]) collective-permute(%a, %c), channel_id=2, source_target_pairs={{0,1},{1,0}}
+  %token = token[] after-all()
+  %send = (f32[8], u32[], token[]) send(%b, %token), channel_id=3
+  ROOT %t = (f32[8], (f32[8], f32[4]), (f32[8], u32[], token[])) tuple(%in_place, %combined, %send)
+}
+)");
+  const CollectiveResult result = AnalyzeCollectives(*module);
+  const CollectiveOp& in_place = Find(result, "in_place");
+  CHECK(in_place.operand_count == 1);
+  CHECK(in_place.bytes == 32);
+  const CollectiveOp& combined = Find(result, "combined");
+  CHECK(combined.operand_count == 2);
+  CHECK(combined.bytes == 48);
+  const CollectiveOp& send = Find(result, "send");
+  CHECK(send.kind == ir::CollectiveKind::kSend);
+  CHECK(send.operand_count == 1);
+  CHECK(send.bytes == 32);
+}
+
 TEST_CASE("collective times: a group that spans nodes pays the inter-node link") {
   const auto module = Parse(kModule);
   Topology topology;
