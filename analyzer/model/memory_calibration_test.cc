@@ -6,6 +6,7 @@
 // allocations: the four-figures test below lists the TPU cells as known gaps for that reason).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -110,6 +111,52 @@ SPMDSIM_CORPUS_TEST("the heap holds exactly the values XLA packs into its temp a
   std::set<std::string> ours;
   for (const passes::Placement& p : r.placements) ours.insert(p.value);
   CHECK(ours == xla_heap);
+}
+
+// Where each value lies in the heap, against the offsets XLA's buffer-assignment file gives it
+// in the default memory space's temp allocation, both taken from the heap's lowest offset (the
+// tables XLA lays before the heap are not modelled value by value). This pins the packing order
+// of each platform (XLA's two sorts on CPU and GPU, definition order on TPU's HBM), not only the
+// heap's size.
+SPMDSIM_CORPUS_TEST("the heap places every value at XLA's offset", program) {
+  const std::string name = program.at("name");
+  INFO(name);
+  const dump::ModuleInput input = LoadModule(Path(program, "after"));
+  passes::MemoryAnalysisOptions options;
+  options.record_placements = true;
+  const passes::PeakMemoryResult r = Analyze(input, options);
+  const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
+  REQUIRE(assignment);
+  std::map<std::string, int64_t> xla_offset;
+  for (const auto& allocation : assignment->allocations) {
+    if (!allocation.preallocated_temp || allocation.color != 0) continue;
+    for (const auto& value : allocation.values) {
+      if (value.shape.empty() || value.shape.front() != '(') xla_offset[value.Key()] = value.offset;
+    }
+  }
+  std::map<std::string, int64_t> our_offset;
+  for (const passes::Placement& p : r.placements) our_offset[p.value] = p.offset;
+  const auto lowest = [](const std::map<std::string, int64_t>& offsets) {
+    int64_t low = INT64_MAX;
+    for (const auto& [value, offset] : offsets) low = std::min(low, offset);
+    return low;
+  };
+  const int64_t xla_base = lowest(xla_offset);
+  const int64_t our_base = lowest(our_offset);
+  int64_t compared = 0;
+  int64_t misplaced = 0;
+  for (const auto& [value, offset] : our_offset) {
+    const auto xla = xla_offset.find(value);
+    if (xla == xla_offset.end()) continue;
+    ++compared;
+    if (offset - our_base != xla->second - xla_base) {
+      ++misplaced;
+      UNSCOPED_INFO(value << ": heap offset " << offset - our_base << ", XLA "
+                          << xla->second - xla_base);
+    }
+  }
+  CHECK(compared == static_cast<int64_t>(xla_offset.size()));
+  CHECK(misplaced == 0);
 }
 
 TEST_CASE("seed dump: the dropout random bits are live at the peak") {

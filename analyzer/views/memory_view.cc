@@ -12,6 +12,14 @@
 #include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
+namespace {
+
+// A heap size an order gave, or null where that order was not run (-1).
+nlohmann::ordered_json HeapBytesOrNull(int64_t bytes) {
+  return bytes < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bytes);
+}
+
+}  // namespace
 
 nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   const passes::PeakMemoryResult& r = report.prediction;
@@ -31,8 +39,8 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
                {"tuple_table_bytes", r.tuple_table_bytes},
                {"max_live_bytes", r.max_live_temp_bytes},
                {"packing_order", r.packing_order},
-               {"spatial_heap_bytes", r.spatial_heap_bytes},
-               {"temporal_heap_bytes", r.temporal_heap_bytes}};
+               {"spatial_heap_bytes", HeapBytesOrNull(r.spatial_heap_bytes)},
+               {"temporal_heap_bytes", HeapBytesOrNull(r.temporal_heap_bytes)}};
   j["peak_instruction"] = r.peak_instruction;
   j["peak_opcode"] = r.peak_opcode;
   j["peak_time"] = r.peak_time;

@@ -51,7 +51,15 @@ void HeapRecorder::Free(int32_t interval) {
 }
 
 std::string PackingOrderName(PackingOrder order) {
-  return order == PackingOrder::kSpatial ? "spatial" : "temporal";
+  switch (order) {
+    case PackingOrder::kTemporal:
+      return "temporal";
+    case PackingOrder::kDefinition:
+      return "definition";
+    case PackingOrder::kSpatial:
+      break;
+  }
+  return "spatial";
 }
 
 namespace {
@@ -187,8 +195,9 @@ Prepared Prepare(const std::vector<HeapInterval>& intervals) {
 }
 
 HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Prepared& p,
-                           PackingOrder order, int64_t alignment,
-                           const std::vector<int64_t>& buffer_rank) {
+                           PackingOrder order, const HeapPackOptions& options) {
+  const std::vector<int64_t>& buffer_rank = options.buffer_rank;
+  const int64_t alignment = options.alignment;
   std::vector<int32_t> sorted;
   for (size_t i = 0; i < intervals.size(); ++i) {
     if (intervals[i].need_allocation && intervals[i].size > 0) {
@@ -203,10 +212,19 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
   const auto key = [&](int32_t i) {
     const HeapInterval& x = intervals[static_cast<size_t>(i)];
     if (order == PackingOrder::kSpatial) {
-      return std::make_tuple(-x.size, x.start - x.end, rank(x.buffer), x.buffer);
+      return std::make_tuple(int64_t{0}, -x.size, x.start - x.end, rank(x.buffer), x.buffer);
     }
-    return std::make_tuple(p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer), x.buffer);
+    if (order == PackingOrder::kDefinition) {
+      const auto& late = options.placed_after_others;
+      const bool last = x.buffer >= 0 && static_cast<size_t>(x.buffer) < late.size() &&
+                        late[static_cast<size_t>(x.buffer)];
+      return std::make_tuple(int64_t{last}, x.start, x.end, rank(x.buffer), x.buffer);
+    }
+    return std::make_tuple(int64_t{0}, p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer),
+                           x.buffer);
   };
+  // kDefinition: a buffer and its colocations hold one span, first Alloc to last Free.
+  const bool whole_span = order == PackingOrder::kDefinition;
   std::sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) < key(b); });
 
   HeapPackResult result;
@@ -225,7 +243,11 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
     const int64_t needed = p.max_size[i];
     used.clear();
     ++stamp;
-    for (const auto& [start, end] : p.spans[i]) tree.Overlapping(start, end, used, seen, stamp);
+    if (whole_span) {
+      tree.Overlapping(p.min_start[i], p.max_end[i], used, seen, stamp);
+    } else {
+      for (const auto& [start, end] : p.spans[i]) tree.Overlapping(start, end, used, seen, stamp);
+    }
     int64_t offset = 0;
     if (!used.empty()) {
       std::sort(used.begin(), used.end(),
@@ -271,7 +293,11 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
     const Chunk chunk{offset, needed};
     result.heap_size = std::max(result.heap_size, chunk.end());
     result.offsets[static_cast<size_t>(i)] = offset;
-    for (const auto& [start, end] : p.spans[i]) tree.Add(start, end, chunk, i);
+    if (whole_span) {
+      tree.Add(p.min_start[i], p.max_end[i], chunk, i);
+    } else {
+      for (const auto& [start, end] : p.spans[i]) tree.Add(start, end, chunk, i);
+    }
     for (int32_t c : p.colocations[i]) result.offsets[static_cast<size_t>(c)] = offset;
   }
   return result;
@@ -283,17 +309,14 @@ HeapPackResult PackBestFit(const std::vector<HeapInterval>& intervals,
                            const HeapPackOptions& options) {
   const Prepared prepared = Prepare(intervals);
   if (!options.best_of_both) {
-    HeapPackResult result =
-        PackInOrder(intervals, prepared, options.order, options.alignment, options.buffer_rank);
+    HeapPackResult result = PackInOrder(intervals, prepared, options.order, options);
     result.chosen = options.order;
-    (options.order == PackingOrder::kSpatial ? result.spatial_heap_size
-                                             : result.temporal_heap_size) = result.heap_size;
+    if (options.order == PackingOrder::kSpatial) result.spatial_heap_size = result.heap_size;
+    if (options.order == PackingOrder::kTemporal) result.temporal_heap_size = result.heap_size;
     return result;
   }
-  HeapPackResult spatial = PackInOrder(intervals, prepared, PackingOrder::kSpatial,
-                                       options.alignment, options.buffer_rank);
-  HeapPackResult temporal = PackInOrder(intervals, prepared, PackingOrder::kTemporal,
-                                        options.alignment, options.buffer_rank);
+  HeapPackResult spatial = PackInOrder(intervals, prepared, PackingOrder::kSpatial, options);
+  HeapPackResult temporal = PackInOrder(intervals, prepared, PackingOrder::kTemporal, options);
   const int64_t spatial_size = spatial.heap_size;
   const int64_t temporal_size = temporal.heap_size;
   HeapPackResult result = temporal_size < spatial_size ? std::move(temporal) : std::move(spatial);

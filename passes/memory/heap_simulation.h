@@ -7,7 +7,8 @@
 //      ShareWith places a buffer at the same offset as an allocated one (a value that reuses its
 //      operand's buffer, or the next value of an aliased buffer); the pair are *colocations*.
 //   2. PackBestFit sorts the allocated intervals (spatial: largest first, then longest; temporal:
-//      longest colocation span first, then largest) and gives each, in turn, the smallest free gap
+//      longest colocation span first, then largest; definition: by Alloc tick, the platforms
+//      whose assignments show it) and gives each, in turn, the smallest free gap
 //      that fits it and its colocations at every tick they are live, or the top of the heap.
 //      Offsets are multiples of `alignment`.
 //
@@ -61,7 +62,12 @@ class HeapRecorder {
   int64_t peak_tick_ = -1;
 };
 
-enum class PackingOrder : uint8_t { kSpatial, kTemporal };
+// kSpatial and kTemporal are XLA's two sorts (GlobalDecreasingSizeBestFitHeap's kSpatial and
+// kTemporal). kDefinition places the buffers in the order they are defined (their Alloc tick),
+// those marked `placed_after_others` last, each into the smallest free gap, and a buffer with
+// colocations holds its offset from the first Alloc to the last Free (the gaps between them are
+// not reused): what XLA:TPU's HBM offsets show (platform_profile.h).
+enum class PackingOrder : uint8_t { kSpatial, kTemporal, kDefinition };
 
 struct HeapPackOptions {
   int64_t alignment = 64;  // XLA:CPU aligns every temp buffer to 64 bytes
@@ -69,9 +75,12 @@ struct HeapPackOptions {
   // ids, in the order XLA's dataflow analysis created the values); an id past its end, or an
   // empty vector, ranks by the id itself.
   std::vector<int64_t> buffer_rank;
-  // Run both orders and keep the smaller heap (XLA's default); otherwise only `order`.
+  // Run the spatial and the temporal order and keep the smaller heap (XLA's default); otherwise
+  // only `order`.
   bool best_of_both = true;
   PackingOrder order = PackingOrder::kSpatial;
+  // kDefinition: the interval buffer ids placed after all others (true at their index).
+  std::vector<bool> placed_after_others;
 };
 
 struct HeapPackResult {

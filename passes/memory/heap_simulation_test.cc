@@ -96,5 +96,42 @@ TEST_CASE("the temporal order wins when placing long-lived buffers first packs t
   CHECK(PackingOrderName(result.chosen) == "temporal");
 }
 
+TEST_CASE("definition order places buffers as they are defined, each in the smallest gap") {
+  // Equal sizes, slot-like (XLA:TPU's 512-B scalars in 16 KiB-aligned HBM). Defined in order:
+  // a [0,9], b [1,3], c [2,9], d [4,5], e [6,9]. d takes b's freed slot, then e takes it too.
+  const std::vector<HeapInterval> intervals = {Interval(0, 10, 0, 9), Interval(1, 10, 1, 3),
+                                               Interval(2, 10, 2, 9), Interval(3, 10, 4, 5),
+                                               Interval(4, 10, 6, 9)};
+  HeapPackOptions options;
+  options.alignment = 16;
+  options.best_of_both = false;
+  options.order = PackingOrder::kDefinition;
+  const HeapPackResult packed = PackBestFit(intervals, options);
+  CHECK(packed.offsets == std::vector<int64_t>{0, 16, 32, 16, 16});
+  CHECK(packed.heap_size == 42);
+  CHECK(packed.chosen == PackingOrder::kDefinition);
+  CHECK(packed.spatial_heap_size == -1);
+  CHECK(PackingOrderName(packed.chosen) == "definition");
+  // Marked to be placed after the others, a (defined first) goes above b, d, e at 0 and c at 16.
+  options.placed_after_others = {true, false, false, false, false};
+  CHECK(PackBestFit(intervals, options).offsets == std::vector<int64_t>{32, 0, 16, 0, 0});
+}
+
+TEST_CASE("in definition order a buffer holds its place from its first value to its last") {
+  // A loop-carried buffer: a [0,2] and its colocation c [7,9]. b [4,5] fits between them in
+  // XLA's sorts (each colocation is checked alone) but not in definition order.
+  HeapPackOptions options;
+  options.alignment = 16;
+  options.best_of_both = false;
+  std::vector<HeapInterval> intervals = {Interval(0, 10, 0, 2), Interval(1, 10, 4, 5),
+                                         Interval(2, 10, 7, 9)};
+  intervals[0].colocations = {2};
+  intervals[2].need_allocation = false;
+  options.order = PackingOrder::kSpatial;
+  CHECK(PackBestFit(intervals, options).offsets == std::vector<int64_t>{0, 0, 0});
+  options.order = PackingOrder::kDefinition;
+  CHECK(PackBestFit(intervals, options).offsets == std::vector<int64_t>{0, 16, 0});
+}
+
 }  // namespace
 }  // namespace spmdsim::passes

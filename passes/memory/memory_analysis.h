@@ -120,9 +120,9 @@ struct PeakMemoryResult {
   int64_t tuple_table_bytes = 0;    // tuple-shaped buffers appended after the heap, with the
                                     // alignment padding before each
   int64_t max_live_temp_bytes = 0;  // largest sum of live temporaries (no fragmentation)
-  std::string packing_order;        // the order that gave the smaller heap
-  int64_t spatial_heap_bytes = 0;
-  int64_t temporal_heap_bytes = 0;
+  std::string packing_order;        // the order the heap was packed in (PackingOrderName)
+  int64_t spatial_heap_bytes = 0;   // the heap each of XLA's sorts gives; -1 where the
+  int64_t temporal_heap_bytes = 0;  // platform does not run it (TPU's HBM)
 
   int64_t peak_time = -1;  // schedule position where the live temporaries peak
   std::string peak_instruction;

@@ -182,11 +182,27 @@ bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t,
   return false;
 }
 
-void PeakMemoryBuilder::PackHeap() {
+HeapPackOptions PeakMemoryBuilder::PackOptions(int64_t space) {
   HeapPackOptions pack;
-  pack.alignment = options_.platform.TempAlignment(active_space_);
+  pack.alignment = options_.platform.TempAlignment(space);
   pack.buffer_rank = XlaValueOrder();
-  packed_ = PackBestFit(recorder_.intervals(), pack);
+  if (options_.platform.PacksInDefinitionOrder(space)) {
+    pack.best_of_both = false;
+    pack.order = PackingOrder::kDefinition;
+    // The asynchronous copies memory-space assignment adds (an eviction's copy-start/copy-done
+    // into this space) are placed after the program's own values.
+    pack.placed_after_others.reserve(df_.values().size());
+    for (const HloValue& value : df_.values()) {
+      const Opcode opcode = value.instruction->opcode;
+      pack.placed_after_others.push_back(opcode == Opcode::kCopyStart ||
+                                         opcode == Opcode::kCopyDone);
+    }
+  }
+  return pack;
+}
+
+void PeakMemoryBuilder::PackHeap() {
+  packed_ = PackBestFit(recorder_.intervals(), PackOptions(active_space_));
   result_.heap_bytes = packed_.heap_size;
   result_.packing_order = PackingOrderName(packed_.chosen);
   result_.spatial_heap_bytes = packed_.spatial_heap_size;
@@ -267,10 +283,7 @@ int64_t PeakMemoryBuilder::ThreadLocalAllocationCount() const {
 void PeakMemoryBuilder::SimulateOtherSpace(int64_t space) {
   active_space_ = space;
   SimulateHeap();
-  HeapPackOptions pack;
-  pack.alignment = options_.platform.TempAlignment(space);
-  pack.buffer_rank = XlaValueOrder();
-  const HeapPackResult packed = PackBestFit(recorder_.intervals(), pack);
+  const HeapPackResult packed = PackBestFit(recorder_.intervals(), PackOptions(space));
   MemorySpaceUsage usage;
   usage.space = space;
   usage.name = options_.platform.MemorySpaceName(space);

@@ -178,6 +178,9 @@ class PeakMemoryBuilder {
 
   bool TryShareOperand(const HloValue& value, int64_t t, std::vector<int32_t>& frees, int64_t size);
 
+  // How memory space `space`'s heap is packed: its alignment, XLA's value order for ties, and
+  // the platform's packing order.
+  HeapPackOptions PackOptions(int64_t space);
   void PackHeap();
 
   static int64_t AlignUp(int64_t value, int64_t alignment) {

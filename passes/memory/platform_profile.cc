@@ -85,6 +85,10 @@ int64_t PlatformProfile::TempAlignment(int64_t space) const {
   }
 }
 
+bool PlatformProfile::PacksInDefinitionOrder(int64_t space) const {
+  return platform == Platform::kTpu && space == 0;
+}
+
 int64_t PlatformProfile::BufferBytes(const ir::Shape& shape) const {
   if (platform != Platform::kTpu) return shape.ByteSize();
   if (shape.IsTuple()) {

@@ -13,6 +13,10 @@
 //                                            outside SMEM takes T(8,128)
 //   tuple tables           own allocations (is_tuple), appended after the heap, each aligned
 //   memory spaces          one (0)           S(n) is its own heap: 0 HBM, 1 VMEM, 2 SMEM, ...
+//   heap packing order     spatial or        HBM: best fit in order of definition, a buffer
+//                          temporal, the     held from its first value to its last, eviction
+//                          smaller heap      copies last (docs/MEMORY.md: every HBM offset of
+//                                            every TPU assignment in the corpus is placed so)
 //   temps in argument and  yes, where live ranges allow
 //   output allocations                       no
 //
@@ -46,6 +50,10 @@ struct PlatformProfile {
 
   // Offset alignment of the values in memory space `space`'s temp allocation.
   int64_t TempAlignment(int64_t space) const;
+  // Whether memory space `space`'s heap places its buffers in the order they are defined, each
+  // in the smallest free gap, rather than as XLA's BufferAssigner does (both of
+  // GlobalDecreasingSizeBestFitHeap's sorts, the smaller heap kept).
+  bool PacksInDefinitionOrder(int64_t space) const;
   // Bytes XLA allocates for one buffer of this (array or tuple) shape, without its leaves.
   int64_t BufferBytes(const ir::Shape& shape) const;
   // A temporary may take the space of a donated argument's or an output's allocation where their
