@@ -150,7 +150,8 @@ RngSiteResult RngSiteFinder::Run() {
   AttachCollectives(dataflow);
   bool fused_sites = false;
   // A site inside a loop (a scanned layer, gradient accumulation) runs once per iteration: its
-  // what-if sends that many times per step, as its collectives do.
+  // what-if sends that many times per step, as its collectives do, except what XLA hoists out of
+  // the loop (the counter exchange, on XLA:CPU).
   const std::map<const HloComputation*, int64_t> executions = ComputationExecutionCounts(module_);
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
@@ -205,10 +206,12 @@ RngSiteResult RngSiteFinder::Run() {
       }
       const auto runs = executions.find(work.anchor->parent);
       if (runs != executions.end() && runs->second > 1) {
+        // Unknown platform: XLA:CPU's, as the memory rules default to.
+        const bool hoisted =
+            HoistsLoopInvariantCollectives(options_.platform.value_or(Platform::kCpu));
         for (RngCost* cost : {&site.whatif.replicated, &site.whatif.partitionable, &site.whatif.rbg,
                               &site.whatif.fused}) {
-          cost->wire_bytes_per_device =
-              ir::SaturatingMul(cost->wire_bytes_per_device, runs->second);
+          *cost = PerStepCost(*cost, runs->second, hoisted);
         }
       }
     }

@@ -35,8 +35,9 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   if (devices > 1) {
     const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather
     const int64_t ring = SaturatingMul(gathered, devices - 1) / devices;
+    out.replicated.counter_wire_bytes = SaturatingMul(5, pair_words);
     out.replicated.wire_bytes_per_device =
-        SaturatingAdd(SaturatingMul(2, ring), SaturatingMul(5, pair_words));
+        SaturatingAdd(SaturatingMul(2, ring), out.replicated.counter_wire_bytes);
   }
 
   if (g.hash_call) {
@@ -47,12 +48,25 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
       const int64_t gathered = SaturatingMul(word, half);
       out.replicated.wire_bytes_per_device =
           SaturatingMul(2, SaturatingMul(gathered, devices - 1) / devices);
+      out.replicated.counter_wire_bytes = 0;  // the call takes the global counters: no permutes
     }
   }
   // rbg: not partitioned, the global bits on every device.
   out.rbg.memory_bytes = global_words;
   // fused: nothing.
   return out;
+}
+
+bool HoistsLoopInvariantCollectives(Platform platform) { return platform == Platform::kCpu; }
+
+RngCost PerStepCost(const RngCost& per_run, int64_t runs, bool counters_hoisted) {
+  RngCost step = per_run;
+  if (runs <= 1) return step;
+  const int64_t once =
+      counters_hoisted ? std::min(per_run.counter_wire_bytes, per_run.wire_bytes_per_device) : 0;
+  step.wire_bytes_per_device =
+      SaturatingAdd(SaturatingMul(per_run.wire_bytes_per_device - once, runs), once);
+  return step;
 }
 
 int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {

@@ -17,7 +17,10 @@
 //                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
 //                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
-//                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m.
+//                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m. In a loop
+//                  (a scanned layer, gradient accumulation) the gathers run every iteration;
+//                  the permutes move counters only, and XLA:CPU hoists them out of the loop
+//                  (PerStepCost).
 //   replicated, unrolled (JAX's GPU/TPU lowering, threefry-expanded): no loop, so no loop
 //                  state or copies; each device's hash outputs (2 x 4m) and the counter pieces
 //                  the permutes deliver (5 x 4m) are buffers of their own, the gathered halves
@@ -47,6 +50,7 @@
 
 #include <cstdint>
 
+#include "passes/memory/platform_profile.h"
 #include "passes/rng/rng_site_kinds.h"
 
 namespace spmdsim::passes {
@@ -54,6 +58,11 @@ namespace spmdsim::passes {
 struct RngCost {
   int64_t memory_bytes = 0;           // materialized per device
   int64_t wire_bytes_per_device = 0;  // per execution of the site
+  // The part of wire_bytes_per_device that moves counters only (replicated mode's
+  // collective-permutes of counter pieces): it depends on no key, so it is loop-invariant, and a
+  // platform that hoists loop-invariant code out of loops after partitioning sends it once per
+  // step however often the site's loop runs (HoistsLoopInvariantCollectives).
+  int64_t counter_wire_bytes = 0;
 };
 
 struct RngWhatIf {
@@ -82,6 +91,17 @@ struct RngGeometry {
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
 // shared iota and its two slices, CSE'd): 4 x 4m; for the hash call, the global iota 2 x 4n.
 int64_t SharedReplicatedCounterBytes(const RngGeometry& geometry);
+
+// Whether XLA on `platform` hoists a loop-invariant collective out of the loop around it after
+// SPMD partitioning. XLA:CPU's simplification pipeline, which runs after the partitioner
+// (cpu_compiler.cc), includes WhileLoopInvariantCodeMotion: a scanned layer's replicated counter
+// exchange lies in ENTRY in every XLA:CPU dump of the corpus. XLA:GPU's and XLA:TPU's dumps keep
+// it in the loop body.
+bool HoistsLoopInvariantCollectives(Platform platform);
+
+// The cost of one step of a site that runs `runs` times per step (the loop around it): every
+// run sends the key-dependent part, the counter exchange is sent once where it is hoisted.
+RngCost PerStepCost(const RngCost& per_run, int64_t runs, bool counters_hoisted);
 
 // Saturating: sizes come from untrusted dumps; a result that would overflow int64 is INT64_MAX.
 RngWhatIf PredictRngCosts(const RngGeometry& geometry);

@@ -1,0 +1,40 @@
+// The what-if's closed formulas on hand-picked geometries, and how a site in a loop is costed
+// per step (the counter exchange sent once where XLA hoists it).
+#include "passes/rng/rng_whatif.h"
+
+#include <catch2/catch.hpp>
+
+namespace spmdsim::passes {
+namespace {
+
+TEST_CASE("replicated mode's wire is two gathers of the halves and the counter permutes") {
+  RngGeometry g;
+  g.local_elements = 4096;  // u32[2,32,64] per device
+  g.global_elements = 32768;
+  g.devices = 8;
+  const RngWhatIf w = PredictRngCosts(g);
+  // m = 16384 / 8 = 2048 pairs per device: permutes 5 x 4m = 40 KiB; each gather of a 64 KiB
+  // half sends 7/8 of it.
+  CHECK(w.replicated.counter_wire_bytes == 5 * 4 * 2048);
+  CHECK(w.replicated.wire_bytes_per_device == 2 * 65536 * 7 / 8 + 5 * 4 * 2048);
+  CHECK(w.partitionable.wire_bytes_per_device == 0);
+  CHECK(w.partitionable.counter_wire_bytes == 0);
+  g.hash_call = true;  // the call takes the global counters: no permutes
+  CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 0);
+}
+
+TEST_CASE("a site in a loop sends per run, except the counter exchange a platform hoists") {
+  RngCost run;
+  run.wire_bytes_per_device = 152 * 1024;
+  run.counter_wire_bytes = 40 * 1024;
+  CHECK(PerStepCost(run, 2, /*counters_hoisted=*/false).wire_bytes_per_device == 304 * 1024);
+  CHECK(PerStepCost(run, 2, /*counters_hoisted=*/true).wire_bytes_per_device == 264 * 1024);
+  CHECK(PerStepCost(run, 1, true).wire_bytes_per_device == 152 * 1024);
+  CHECK(PerStepCost(run, 4, true).memory_bytes == run.memory_bytes);
+  CHECK(HoistsLoopInvariantCollectives(Platform::kCpu));
+  CHECK_FALSE(HoistsLoopInvariantCollectives(Platform::kGpu));
+  CHECK_FALSE(HoistsLoopInvariantCollectives(Platform::kTpu));
+}
+
+}  // namespace
+}  // namespace spmdsim::passes
