@@ -24,6 +24,26 @@
 
 namespace spmdsim::passes {
 namespace rng_internal {
+namespace {
+
+// Whether `computation` runs inside a while loop's body or condition (through any calls): a
+// computation that several calls share runs more than once per step without being a loop.
+bool InLoopBody(const HloComputation* computation) {
+  std::vector<const HloComputation*> pending{computation};
+  std::set<const HloComputation*> seen;
+  while (!pending.empty()) {
+    const HloComputation* at = pending.back();
+    pending.pop_back();
+    if (at == nullptr || !seen.insert(at).second) continue;
+    for (const HloInstruction* caller : at->callers) {
+      if (caller->opcode == Opcode::kWhile) return true;
+      pending.push_back(caller->parent);
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 void RngSiteFinder::Findings(RngSiteResult& result) {
   for (const SiteWork& work : sites_) {
@@ -153,10 +173,16 @@ RngSiteResult RngSiteFinder::Run() {
   // what-if sends that many times per step, as its collectives do, except what XLA hoists out of
   // the loop (the counter exchange, on XLA:CPU).
   const std::map<const HloComputation*, int64_t> executions = ComputationExecutionCounts(module_);
+  // Unknown platform: XLA:CPU's, as the memory rules default to.
+  const bool hoisting = HoistsLoopInvariantCollectives(options_.platform.value_or(Platform::kCpu));
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
     if (site.purpose == SitePurpose::kBits) {
+      const auto runs = executions.find(work.anchor->parent);
+      const int64_t runs_per_step = runs != executions.end() ? runs->second : 1;
+      work.counters_hoisted = hoisting && InLoopBody(work.anchor->parent);
       RngGeometry geometry;
+      geometry.counters_hoisted = work.counters_hoisted;
       geometry.local_elements = site.local_elements;
       geometry.global_elements = site.global_elements;
       geometry.devices = site.shards;
@@ -204,14 +230,10 @@ RngSiteResult RngSiteFinder::Run() {
         site.whatif.rbg = site.whatif.fused;
         fused_sites = true;
       }
-      const auto runs = executions.find(work.anchor->parent);
-      if (runs != executions.end() && runs->second > 1) {
-        // Unknown platform: XLA:CPU's, as the memory rules default to.
-        const bool hoisted =
-            HoistsLoopInvariantCollectives(options_.platform.value_or(Platform::kCpu));
+      if (runs_per_step > 1) {
         for (RngCost* cost : {&site.whatif.replicated, &site.whatif.partitionable, &site.whatif.rbg,
                               &site.whatif.fused}) {
-          *cost = PerStepCost(*cost, runs->second, hoisted);
+          *cost = PerStepCost(*cost, runs_per_step, work.counters_hoisted);
         }
       }
     }
@@ -251,8 +273,12 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.global_elements = work.site.global_elements;
       geometry.devices = work.site.shards;
       geometry.hash_call = work.site.kind == SiteKind::kThreefryCustomCall;
+      geometry.counters_hoisted = work.counters_hoisted;
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
           result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
+      result.totals.whatif.partitionable.memory_bytes =
+          SaturatingAdd(result.totals.whatif.partitionable.memory_bytes,
+                        SharedPartitionableCounterBytes(geometry));
       if (geometry.hash_call) {
         result.totals.whatif.partitionable.memory_bytes =
             SaturatingAdd(result.totals.whatif.partitionable.memory_bytes,

@@ -546,6 +546,12 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
       const auto member = moved != nullptr ? site_of_.find(moved) : site_of_.end();
       if (member != site_of_.end()) site = member->second;
     }
+    // What XLA hoisted out of the site's loop (a scanned layer's counters and their exchange):
+    // computed once in a caller, but the site's buffers all the same.
+    if (site < 0) {
+      const auto hoisted = hoisted_of_.find(value.instruction);
+      if (hoisted != hoisted_of_.end()) site = hoisted->second;
+    }
     if (site < 0) {
       foreign.insert(buffer);
       continue;
@@ -616,6 +622,10 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     if (out.op_name.empty()) out.op_name = work.site.op_name;  // loop-body copies carry none
     out.bytes = shape.ByteSize();
     out.role = BufferRole(value.instruction, work.anchor, work.home);
+    // Hoisted out of the site's loop: counters the caller computes, not the loop's copies.
+    if (out.role == SiteBufferRole::kLoopTemporaries && hoisted_of_.count(value.instruction)) {
+      out.role = SiteBufferRole::kCounters;
+    }
     for (int32_t id : alias.buffers()[buffer].values) {
       out.values.push_back(dataflow.ValueName(dataflow.value(id)));
     }

@@ -124,6 +124,9 @@ struct SiteWork {
   // The counters' device offsets read a constant table XLA printed as "{...}": the shard count
   // is not derived from the dump.
   bool offsets_elided = false;
+  // The site runs in a loop whose loop-invariant counters XLA hoists out of it
+  // (HoistsLoopInvariantCollectives): they cross into the loop as its state.
+  bool counters_hoisted = false;
   // A hash fused into the anchor: its last rotation (ThreefryDraw::last_rotation).
   const HloInstruction* rotation = nullptr;
   std::vector<int64_t> outputs;  // shares_anchor: the fusion outputs it owns

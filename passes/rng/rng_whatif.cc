@@ -31,6 +31,8 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   // Unrolled: no loop state, the hash outputs 8m; the consumers fuse the concatenation.
   int64_t replicated = SaturatingMul(g.consumers > 1 && !g.unrolled ? 2 : 1, global_words);
   replicated = SaturatingAdd(replicated, SaturatingMul(g.unrolled ? 7 : 9, pair_words));
+  // Hoisted out of the site's loop, the device's counter pieces are the loop's state.
+  if (g.counters_hoisted) replicated = SaturatingAdd(replicated, SaturatingMul(2, pair_words));
   out.replicated.memory_bytes = replicated;
   if (devices > 1) {
     const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather
@@ -74,6 +76,11 @@ int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
   const int64_t n = std::max(g.global_elements, g.local_elements);
   if (g.hash_call) return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), n);
   return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
+}
+
+int64_t SharedPartitionableCounterBytes(const RngGeometry& g) {
+  if (!g.counters_hoisted || g.hash_call) return 0;
+  return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), g.local_elements);
 }
 
 const RngCost* CostOf(const RngWhatIf& whatif, SiteMode mode) {

@@ -20,7 +20,10 @@
 //                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m. In a loop
 //                  (a scanned layer, gradient accumulation) the gathers run every iteration;
 //                  the permutes move counters only, and XLA:CPU hoists them out of the loop
-//                  (PerStepCost).
+//                  (PerStepCost). Hoisted, the device's two counter pieces reach the loop as
+//                  its state: + 2 x 4m per site.
+//   hoisted        partitionable in such a loop: the counter arrays are built once in the
+//                  caller for all sites of a geometry (SharedPartitionableCounterBytes).
 //   replicated, unrolled (JAX's GPU/TPU lowering, threefry-expanded): no loop, so no loop
 //                  state or copies; each device's hash outputs (2 x 4m) and the counter pieces
 //                  the permutes deliver (5 x 4m) are buffers of their own, the gathered halves
@@ -86,11 +89,19 @@ struct RngGeometry {
   // The hash is the cu_threefry2x32 custom call (jax_threefry_gpu_kernel_lowering), which XLA
   // does not partition: it hashes the global counters on every device.
   bool hash_call = false;
+  // The site runs in a loop and the platform hoists its loop-invariant counters (and their
+  // exchange) out of it (HoistsLoopInvariantCollectives): what the hash reads crosses into the
+  // loop as its state, a buffer of its own.
+  bool counters_hoisted = false;
 };
 
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
 // shared iota and its two slices, CSE'd): 4 x 4m; for the hash call, the global iota 2 x 4n.
 int64_t SharedReplicatedCounterBytes(const RngGeometry& geometry);
+// The same for partitionable sites: nothing, except where the counters are hoisted out of the
+// sites' loop, where the two counter arrays (the same for every site of one geometry, CSE'd)
+// are built once in the caller: 2 x 4nl.
+int64_t SharedPartitionableCounterBytes(const RngGeometry& geometry);
 
 // Whether XLA on `platform` hoists a loop-invariant collective out of the loop around it after
 // SPMD partitioning. XLA:CPU's simplification pipeline, which runs after the partitioner
