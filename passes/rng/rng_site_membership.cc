@@ -471,8 +471,8 @@ void RngSiteFinder::KeepConnectedMembers() {
 // back from the hash by dataflow (Producers crosses from a loop's parameter to its operand),
 // through what the site's scope computes and through plumbing; what lies outside the site's
 // computation, in its scope and random-only, feeds the site (the collectives among it move the
-// site's counters). Not members: their buffers live across the loops that read them, which the
-// residual and remat what-if do not model yet.
+// site's counters). Not members (the site's scope walks stay in its computation), but their
+// buffers are the site's (MeasureBuffers): counters held across the loops that read them.
 void RngSiteFinder::FindHoistedProducers() {
   for (size_t s = 0; s < sites_.size(); ++s) {
     SiteWork& work = sites_[s];
