@@ -1,0 +1,143 @@
+// The flipped-mode what-if against XLA on every mode pair of the corpus: for each program, every
+// twin that differs from it only in how random bits are made (threefry partitionable or
+// replicated, rbg), spmdsim's prediction of the twin's mode from this program's dump, against
+// what XLA did in the twin's dump: the buffer-assignment sizes of its sites' buffers, and the
+// wire bytes of the collectives it inserted for them. Within 5% each, as `rng sites` computes it
+// (analyzer/model/rng_report.h). tools/rng_flip_table.py prints the same pairs as a table.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/rng_report.h"
+#include "dump/module_file_set.h"
+#include "dump/module_loader.h"
+#include "dump/xla_memory_files.h"
+#include "testing/corpus_test.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kTolerancePct = 5.0;
+
+// "partitionable", "replicated", or the rbg flavour: what the program's random bits are made by.
+std::string ModeOf(const json& program) {
+  const std::string impl = program.value("prng_impl", "threefry2x32");
+  if (impl != "threefry2x32") return impl;
+  return program.value("threefry_partitionable", false) ? "partitionable" : "replicated";
+}
+
+// Everything that makes the program what it is, except the way it makes random bits.
+json IdentityOf(const json& program) {
+  json identity = program;
+  for (const char* field : {"name", "dir", "description", "files", "memory_analysis", "modules",
+                            "random_draws", "threefry_partitionable", "prng_impl"}) {
+    identity.erase(field);
+  }
+  return identity;
+}
+
+// The what-if (RngWhatIf field) that predicts `to` from a program of mode `from`, or "" where
+// the corpus pairs no prediction (rbg is predicted from partitionable threefry, as its key is).
+std::string PredictedMode(const std::string& from, const std::string& to) {
+  if (from == "partitionable" && to == "replicated") return "replicated";
+  if (from == "replicated" && to == "partitionable") return "partitionable";
+  if (from == "partitionable" && (to == "rbg" || to == "unsafe_rbg")) return "rbg";
+  return "";
+}
+
+std::string TrainStepFile(const json& program) {
+  if (program.contains("modules")) {
+    for (const json& module : program.at("modules")) {
+      if (module.value("jit_name", "") == "jit_train_step") return module.at("files").at("after");
+    }
+  }
+  return program.at("files").at("after");
+}
+
+std::string BufferAssignmentFile(const json& program) {
+  if (program.contains("modules")) {
+    for (const json& module : program.at("modules")) {
+      if (module.value("jit_name", "") == "jit_train_step") {
+        return module.at("files").at("buffer_assignment");
+      }
+    }
+  }
+  return program.at("files").at("buffer_assignment");
+}
+
+passes::RngSiteResult Rng(const json& program) {
+  const std::string path = std::string(SPMDSIM_TESTDATA_DIR) + "/" + TrainStepFile(program);
+  dump::LoadOutcome outcome = dump::LoadInputs(path);
+  INFO(path);
+  REQUIRE_FALSE(outcome.failure);
+  REQUIRE(outcome.inputs.modules.size() == 1);
+  dump::ModuleInput& input = outcome.inputs.modules[0];
+  input.files = dump::FindModuleFiles(path);  // the platform and the source module beside it
+  passes::ModuleAnalyses analyses(*input.module);
+  return BuildRngReport(input, analyses);
+}
+
+// What XLA materialized and sent for the random bits of `program`: its buffer assignment's sizes
+// of the sites' buffers, and the collectives attributed to them.
+struct XlaRandomBits {
+  int64_t memory = 0;
+  int64_t wire = 0;
+};
+XlaRandomBits XlaFigures(const json& program, const passes::RngSiteResult& rng) {
+  const auto assignment = dump::LoadXlaBufferAssignment(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                                                        BufferAssignmentFile(program));
+  REQUIRE(assignment);
+  std::map<std::string, int64_t> size_of;
+  for (const auto& allocation : assignment->allocations) {
+    for (const auto& value : allocation.values) size_of[value.Key()] = value.size;
+  }
+  XlaRandomBits xla;
+  for (const passes::RngSite& site : rng.sites) {
+    if (site.purpose != passes::SitePurpose::kBits) continue;
+    xla.wire += site.wire_bytes_per_device;
+    for (const passes::RngSiteBuffer& buffer : site.buffers) {
+      const std::string key =
+          buffer.value.find('{') == std::string::npos ? buffer.value + "{}" : buffer.value;
+      const auto size = size_of.find(key);
+      INFO(site.name << ": " << key);
+      REQUIRE(size != size_of.end());
+      xla.memory += size->second;
+    }
+  }
+  return xla;
+}
+
+double ErrorPct(int64_t predicted, int64_t actual) {
+  if (actual == 0) return predicted == 0 ? 0.0 : 100.0;
+  return 100.0 * static_cast<double>(predicted - actual) / static_cast<double>(actual);
+}
+
+SPMDSIM_CORPUS_TEST("the flipped-mode what-if is within 5% of the other mode's compile", program) {
+  const std::string from = ModeOf(program);
+  const json identity = IdentityOf(program);
+  for (const json& twin : testing::CorpusJson("manifest.json").at("programs")) {
+    const std::string mode = PredictedMode(from, ModeOf(twin));
+    if (mode.empty() || IdentityOf(twin) != identity) continue;
+    const passes::RngSiteResult source = Rng(program);
+    const passes::RngSiteResult target = Rng(twin);
+    const passes::RngCost& predicted = *passes::CostOf(source.totals.whatif, mode.c_str());
+    const XlaRandomBits xla = XlaFigures(twin, target);
+    const double memory_error = ErrorPct(predicted.memory_bytes, xla.memory);
+    const double wire_error = ErrorPct(predicted.wire_bytes_per_device, xla.wire);
+    INFO(program.at("name").get<std::string>()
+         << " -> " << twin.at("name").get<std::string>() << ": memory predicted "
+         << predicted.memory_bytes << ", XLA " << xla.memory << " (" << memory_error
+         << "%); wire predicted " << predicted.wire_bytes_per_device << ", XLA " << xla.wire << " ("
+         << wire_error << "%)");
+    CHECK(std::abs(memory_error) <= kTolerancePct);
+    CHECK(std::abs(wire_error) <= kTolerancePct);
+  }
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
