@@ -90,64 +90,67 @@ SPMDSIM_CORPUS_TEST("the platform each dump names is the one it was compiled for
   }
 }
 
-SPMDSIM_CORPUS_TEST("the heap holds exactly the values XLA packs into its temp allocation",
-                    program) {
-  const std::string name = program.at("name");
-  INFO(name);
+// The values of the default memory space's heap (HBM on a TPU; other spaces are heaps of their
+// own) by "name{index}", each at its offset: XLA's from its buffer-assignment file (tuple tables
+// aside: allocations of their own, not heap values), and spmdsim's placements.
+struct HeapOffsets {
+  std::map<std::string, int64_t> xla;
+  std::map<std::string, int64_t> ours;
+};
+
+HeapOffsets HeapOffsetsOf(const nlohmann::json& program) {
   const dump::ModuleInput input = LoadModule(Path(program, "after"));
   passes::MemoryAnalysisOptions options;
   options.record_placements = true;
   const passes::PeakMemoryResult r = Analyze(input, options);
   const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
   REQUIRE(assignment);
-  // The default memory space's heap (HBM on a TPU); other spaces are heaps of their own.
-  std::set<std::string> xla_heap;
+  HeapOffsets offsets;
   for (const auto& allocation : assignment->allocations) {
     if (!allocation.preallocated_temp || allocation.color != 0) continue;
     for (const auto& value : allocation.values) {
-      if (value.shape.empty() || value.shape.front() != '(') xla_heap.insert(value.Key());
+      if (value.shape.empty() || value.shape.front() != '(') {
+        offsets.xla[value.Key()] = value.offset;
+      }
     }
   }
-  std::set<std::string> ours;
-  for (const passes::Placement& p : r.placements) ours.insert(p.value);
-  CHECK(ours == xla_heap);
+  for (const passes::Placement& p : r.placements) offsets.ours[p.value] = p.offset;
+  return offsets;
 }
 
-// Where each value lies in the heap, against the offsets XLA's buffer-assignment file gives it
-// in the default memory space's temp allocation, both taken from the heap's lowest offset (the
-// tables XLA lays before the heap are not modelled value by value). This pins the packing order
-// of each platform (XLA's two sorts on CPU and GPU, definition order on TPU's HBM), not only the
-// heap's size.
+std::set<std::string> Keys(const std::map<std::string, int64_t>& offsets) {
+  std::set<std::string> keys;
+  for (const auto& [value, offset] : offsets) keys.insert(value);
+  return keys;
+}
+
+int64_t Lowest(const std::map<std::string, int64_t>& offsets) {
+  int64_t low = INT64_MAX;
+  for (const auto& [value, offset] : offsets) low = std::min(low, offset);
+  return low;
+}
+
+SPMDSIM_CORPUS_TEST("the heap holds exactly the values XLA packs into its temp allocation",
+                    program) {
+  INFO(program.at("name").get<std::string>());
+  const HeapOffsets offsets = HeapOffsetsOf(program);
+  CHECK(Keys(offsets.ours) == Keys(offsets.xla));
+}
+
+// Where each value lies in the heap, against the offset XLA gives it, both taken from the heap's
+// lowest offset (the tables XLA lays before the heap are not modelled value by value). This pins
+// the packing order of each platform (XLA's two sorts on CPU and GPU, definition order on TPU's
+// HBM), not only the heap's size.
 SPMDSIM_CORPUS_TEST("the heap places every value at XLA's offset", program) {
-  const std::string name = program.at("name");
-  INFO(name);
-  const dump::ModuleInput input = LoadModule(Path(program, "after"));
-  passes::MemoryAnalysisOptions options;
-  options.record_placements = true;
-  const passes::PeakMemoryResult r = Analyze(input, options);
-  const auto assignment = dump::LoadXlaBufferAssignment(Path(program, "buffer_assignment"));
-  REQUIRE(assignment);
-  std::map<std::string, int64_t> xla_offset;
-  for (const auto& allocation : assignment->allocations) {
-    if (!allocation.preallocated_temp || allocation.color != 0) continue;
-    for (const auto& value : allocation.values) {
-      if (value.shape.empty() || value.shape.front() != '(') xla_offset[value.Key()] = value.offset;
-    }
-  }
-  std::map<std::string, int64_t> our_offset;
-  for (const passes::Placement& p : r.placements) our_offset[p.value] = p.offset;
-  const auto lowest = [](const std::map<std::string, int64_t>& offsets) {
-    int64_t low = INT64_MAX;
-    for (const auto& [value, offset] : offsets) low = std::min(low, offset);
-    return low;
-  };
-  const int64_t xla_base = lowest(xla_offset);
-  const int64_t our_base = lowest(our_offset);
+  INFO(program.at("name").get<std::string>());
+  const HeapOffsets offsets = HeapOffsetsOf(program);
+  const int64_t xla_base = Lowest(offsets.xla);
+  const int64_t our_base = Lowest(offsets.ours);
   int64_t compared = 0;
   int64_t misplaced = 0;
-  for (const auto& [value, offset] : our_offset) {
-    const auto xla = xla_offset.find(value);
-    if (xla == xla_offset.end()) continue;
+  for (const auto& [value, offset] : offsets.ours) {
+    const auto xla = offsets.xla.find(value);
+    if (xla == offsets.xla.end()) continue;
     ++compared;
     if (offset - our_base != xla->second - xla_base) {
       ++misplaced;
@@ -155,7 +158,7 @@ SPMDSIM_CORPUS_TEST("the heap places every value at XLA's offset", program) {
                           << xla->second - xla_base);
     }
   }
-  CHECK(compared == static_cast<int64_t>(xla_offset.size()));
+  CHECK(compared == static_cast<int64_t>(offsets.xla.size()));
   CHECK(misplaced == 0);
 }
 
