@@ -607,6 +607,23 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
       }
     }
   }
+  // What each site computes from its hash: the anchor, its holders and everything reached from
+  // them through users.
+  std::map<int, std::unordered_set<const HloInstruction*>> downstream;
+  const auto computed_from_hash = [&](int s, const HloInstruction* instr) {
+    auto [it, fresh] = downstream.try_emplace(s);
+    if (fresh) {
+      std::vector<const HloInstruction*> pending{sites_[s].anchor};
+      pending.insert(pending.end(), sites_[s].holders.begin(), sites_[s].holders.end());
+      while (!pending.empty() && it->second.size() < kMaxHoistedWalk) {
+        const HloInstruction* at = pending.back();
+        pending.pop_back();
+        if (!it->second.insert(at).second) continue;
+        pending.insert(pending.end(), at->users.begin(), at->users.end());
+      }
+    }
+    return it->second.count(instr) != 0;
+  };
   for (const auto& [buffer, who] : owner) {
     if (foreign.count(buffer) != 0) continue;
     const HloValue& value = dataflow.value(who.second);
@@ -625,6 +642,12 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     // Hoisted out of the site's loop: counters the caller computes, not the loop's copies.
     if (out.role == SiteBufferRole::kLoopTemporaries && hoisted_of_.count(value.instruction)) {
       out.role = SiteBufferRole::kCounters;
+    }
+    // Computed before the hash by JAX's key derivation (XLA:TPU leaves a fold_in's scalar rounds
+    // unfused in the dropout's scope): the key, neither the site's counters nor its bits.
+    if (out.role == SiteBufferRole::kDerived && IsKeyDerivationOpName(out.op_name) &&
+        !computed_from_hash(who.first, value.instruction)) {
+      continue;
     }
     for (int32_t id : alias.buffers()[buffer].values) {
       out.values.push_back(dataflow.ValueName(dataflow.value(id)));

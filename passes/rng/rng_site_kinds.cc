@@ -63,6 +63,11 @@ std::string_view SitePhaseName(SitePhase phase) {
   return "other";
 }
 
+bool IsKeyDerivationOpName(std::string_view op_name) {
+  return op_name.find("threefry_split") != std::string_view::npos ||
+         op_name.find("threefry_fold_in") != std::string_view::npos;
+}
+
 bool IsCounterRole(SiteBufferRole role) {
   switch (role) {
     case SiteBufferRole::kCounters:

@@ -54,6 +54,10 @@ enum class SiteBufferRole {
 // Whether the buffer holds counters or hash state rather than random bits.
 bool IsCounterRole(SiteBufferRole role);
 
+// Whether an op_name lies inside JAX's key derivation (jax.random.split or fold_in of threefry
+// keys: "_threefry_split", "_threefry_fold_in" in the name stack).
+bool IsKeyDerivationOpName(std::string_view op_name);
+
 // "threefry-rolled" | "threefry-expanded" | "threefry-custom-call" | "rng-bit-generator" | "rng"
 std::string_view SiteKindName(SiteKind kind);
 // "replicated" | "partitionable" | "rbg" | "unknown"

@@ -366,9 +366,9 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, SiteKind kind, const s
     rest.remove_prefix(slash + 1);
   }
   work.site.draws = draws;
-  if (op_name.find("threefry_split") != std::string::npos) {
+  if (IsKeyDerivationOpName(op_name) && op_name.find("threefry_split") != std::string::npos) {
     work.site.purpose = SitePurpose::kSplit;
-  } else if (op_name.find("threefry_fold_in") != std::string::npos) {
+  } else if (IsKeyDerivationOpName(op_name)) {
     work.site.purpose = SitePurpose::kFoldIn;
   } else if (!draws.empty() ||
              (anchor->opcode != Opcode::kWhile && anchor->opcode != Opcode::kCall)) {
@@ -688,8 +688,7 @@ std::string RngScope(std::string_view op_name) {
     scope = scope.substr(0, scope.size() - std::min(scope.size(), last.size() + 1));
   }
   // Key derivation keeps its own function in the scope (".../jit(_threefry_fold_in)/...").
-  if (scope.find("threefry_split") != std::string_view::npos ||
-      scope.find("threefry_fold_in") != std::string_view::npos) {
+  if (IsKeyDerivationOpName(scope)) {
     return std::string(scope);
   }
   while (true) {
