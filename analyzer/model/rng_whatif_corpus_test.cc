@@ -50,28 +50,19 @@ std::string PredictedMode(const std::string& from, const std::string& to) {
   return "";
 }
 
-std::string TrainStepFile(const json& program) {
+// The files of the program's training step (a program of several modules names each).
+const json& TrainStepFiles(const json& program) {
   if (program.contains("modules")) {
     for (const json& module : program.at("modules")) {
-      if (module.value("jit_name", "") == "jit_train_step") return module.at("files").at("after");
+      if (module.value("jit_name", "") == "jit_train_step") return module.at("files");
     }
   }
-  return program.at("files").at("after");
-}
-
-std::string BufferAssignmentFile(const json& program) {
-  if (program.contains("modules")) {
-    for (const json& module : program.at("modules")) {
-      if (module.value("jit_name", "") == "jit_train_step") {
-        return module.at("files").at("buffer_assignment");
-      }
-    }
-  }
-  return program.at("files").at("buffer_assignment");
+  return program.at("files");
 }
 
 passes::RngSiteResult Rng(const json& program) {
-  const std::string path = std::string(SPMDSIM_TESTDATA_DIR) + "/" + TrainStepFile(program);
+  const std::string path = std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                           TrainStepFiles(program).at("after").get<std::string>();
   dump::LoadOutcome outcome = dump::LoadInputs(path);
   INFO(path);
   REQUIRE_FALSE(outcome.failure);
@@ -89,8 +80,9 @@ struct XlaRandomBits {
   int64_t wire = 0;
 };
 XlaRandomBits XlaFigures(const json& program, const passes::RngSiteResult& rng) {
-  const auto assignment = dump::LoadXlaBufferAssignment(std::string(SPMDSIM_TESTDATA_DIR) + "/" +
-                                                        BufferAssignmentFile(program));
+  const auto assignment = dump::LoadXlaBufferAssignment(
+      std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+      TrainStepFiles(program).at("buffer_assignment").get<std::string>());
   REQUIRE(assignment);
   std::map<std::string, int64_t> size_of;
   for (const auto& allocation : assignment->allocations) {
