@@ -615,7 +615,7 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     if (fresh) {
       std::vector<const HloInstruction*> pending{sites_[s].anchor};
       pending.insert(pending.end(), sites_[s].holders.begin(), sites_[s].holders.end());
-      while (!pending.empty() && it->second.size() < kMaxHoistedWalk) {
+      while (!pending.empty() && it->second.size() < kMaxDownstreamWalk) {
         const HloInstruction* at = pending.back();
         pending.pop_back();
         if (!it->second.insert(at).second) continue;

@@ -35,6 +35,10 @@ using ir::SaturatingAdd;
 constexpr int kMaxWalkDepth = 256;
 // Instructions one site's walk for hoisted members visits at most.
 constexpr size_t kMaxHoistedWalk = 4096;
+// Instructions one site's walk down from its hash (what it computes from the bits) visits at
+// most. A member past it counts as computed before the hash, which drops it only when its
+// op_name also lies in JAX's key derivation (IsKeyDerivationOpName).
+constexpr size_t kMaxDownstreamWalk = 4096;
 // Values this small are keys, key schedules and rotation vectors, not random tensors.
 constexpr int64_t kKeySizedElements = 16;
 // Rotations an unrolled hash performs (20 rounds).
