@@ -111,6 +111,33 @@ bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
   return true;
 }
 
+ValueTouchIndex::ValueTouchIndex(size_t value_count, size_t time_count)
+    : first_ending_(time_count, -1),
+      first_starting_(time_count, -1),
+      next_ending_(value_count, -1),
+      next_starting_(value_count, -1),
+      owner_(value_count, -1) {}
+
+void ValueTouchIndex::Push(std::vector<int32_t>& heads, std::vector<int32_t>& next, int64_t time,
+                           int32_t value_id) {
+  const auto at = static_cast<size_t>(time);
+  next[static_cast<size_t>(value_id)] = heads[at];
+  heads[at] = value_id;
+}
+
+void ValueTouchIndex::Add(int32_t value_id, const TimeBound& range, int32_t owner) {
+  owner_[static_cast<size_t>(value_id)] = owner;
+  const auto inside = [&](int64_t time) {
+    return time >= 0 && static_cast<uint64_t>(time) < first_ending_.size();
+  };
+  if (!inside(range.start) || !inside(range.end)) {
+    outside_.emplace_back(value_id, range);
+    return;
+  }
+  Push(first_ending_, next_ending_, range.end, value_id);
+  Push(first_starting_, next_starting_, range.start, value_id);
+}
+
 void AllocationTimeline::TrackGaps(AllocationGapIndex* index, int32_t owner) {
   gaps_ = index;
   owner_ = owner;
@@ -134,9 +161,7 @@ void AllocationTimeline::ReplaceGaps(const Interval& before, const std::vector<I
   gaps_->Insert(added.second, after.first, owner_);
 }
 
-void AllocationTimeline::Add(int32_t value_id, const TimeBound& range) {
-  starts_.emplace(range.start, value_id);
-  ends_.emplace(range.end, value_id);
+void AllocationTimeline::Add(const TimeBound& range) {
   const auto neighbours = [&](std::set<Interval>::iterator added) {
     const Interval before = added == hull_.begin() ? kBeforeAll : *std::prev(added);
     const auto next = std::next(added);

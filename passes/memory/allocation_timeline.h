@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <set>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -54,9 +53,58 @@ class AllocationGapIndex {
   std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
 };
 
+// Which values start and end at each time, over all allocations at once, for "which values of
+// this allocation touch a new range": a value joins in O(1) with nothing allocated per value
+// (a linked list per time through arrays by value id), where a hash map per allocation cost a
+// node per value. Only the values ending or starting at one instruction share a list, so a
+// query scans few.
+class ValueTouchIndex {
+ public:
+  // Value ids are below `value_count`, times (schedule positions) in [0, time_count).
+  ValueTouchIndex(size_t value_count, size_t time_count);
+
+  void Add(int32_t value_id, const TimeBound& range, int32_t owner);
+
+  // Calls visit(value_id) for each value of `owner` whose range ends where `range` starts or
+  // starts where it ends (a value may be visited twice).
+  template <typename Visit>
+  void ForEachTouching(int32_t owner, const TimeBound& range, Visit&& visit) const {
+    for (int32_t id = Head(first_ending_, range.start); id >= 0; id = next_ending_[id]) {
+      if (owner_[id] == owner) visit(id);
+    }
+    for (int32_t id = Head(first_starting_, range.end); id >= 0; id = next_starting_[id]) {
+      if (owner_[id] == owner) visit(id);
+    }
+    for (const auto& [id, bound] : outside_) {
+      if (owner_[id] != owner) continue;
+      if (bound.end == range.start) visit(id);
+      if (bound.start == range.end) visit(id);
+    }
+  }
+
+ private:
+  // The first value of the list at `time` (-1: none).
+  static int32_t Head(const std::vector<int32_t>& heads, int64_t time) {
+    return time >= 0 && static_cast<uint64_t>(time) < heads.size()
+               ? heads[static_cast<size_t>(time)]
+               : -1;
+  }
+  static void Push(std::vector<int32_t>& heads, std::vector<int32_t>& next, int64_t time,
+                   int32_t value_id);
+
+  std::vector<int32_t> first_ending_;    // by time
+  std::vector<int32_t> first_starting_;  // by time
+  std::vector<int32_t> next_ending_;     // by value
+  std::vector<int32_t> next_starting_;   // by value
+  std::vector<int32_t> owner_;           // by value, -1 while in no allocation
+  // The ranges with an end outside [0, time_count) (none from LiveRangeAnalysis), checked by
+  // every query.
+  std::vector<std::pair<int32_t, TimeBound>> outside_;
+};
+
 class AllocationTimeline {
  public:
-  void Add(int32_t value_id, const TimeBound& range);
+  void Add(const TimeBound& range);
 
   // From now on keeps `index` holding this timeline's gaps under the name `owner` (its current
   // ones are added now).
@@ -65,16 +113,6 @@ class AllocationTimeline {
   // Some value is live strictly inside [range.start, range.end]: its range starts before the
   // end and ends after the start.
   bool StrictlyOverlaps(const TimeBound& range) const;
-
-  // Calls visit(value_id) for each value whose range ends where `range` starts or starts where
-  // it ends (a value may be visited twice).
-  template <typename Visit>
-  void ForEachTouching(const TimeBound& range, Visit&& visit) const {
-    const auto ending = ends_.equal_range(range.start);
-    for (auto it = ending.first; it != ending.second; ++it) visit(it->second);
-    const auto starting = starts_.equal_range(range.end);
-    for (auto it = starting.first; it != starting.second; ++it) visit(it->second);
-  }
 
  private:
   // The union of the ranges as intervals with disjoint interiors, sorted by (start, end); a
@@ -91,8 +129,6 @@ class AllocationTimeline {
   std::set<Interval> hull_;
   AllocationGapIndex* gaps_ = nullptr;
   int32_t owner_ = -1;
-  std::unordered_multimap<int64_t, int32_t> starts_;
-  std::unordered_multimap<int64_t, int32_t> ends_;
 };
 
 }  // namespace spmdsim::passes

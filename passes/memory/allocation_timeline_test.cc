@@ -1,4 +1,5 @@
-// AllocationTimeline against the definition it replaces: a scan over every range added.
+// AllocationTimeline and ValueTouchIndex against the definition they replace: a scan over every
+// range added.
 #include "passes/memory/allocation_timeline.h"
 
 #include <algorithm>
@@ -32,10 +33,16 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
     const int64_t horizon = 4 + trial % 40;
     std::uniform_int_distribution<int64_t> time(0, horizon);
     AllocationTimeline timeline;
+    // Every other value goes to a second owner, which the touching values of owner 0 leave out;
+    // the last horizon step lies outside the index's times.
+    ValueTouchIndex touch_index(120, static_cast<size_t>(horizon));
     std::vector<TimeBound> ranges;
     for (int step = 0; step < 60; ++step) {
       TimeBound range{time(random), 0};
       range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
+      TimeBound other{time(random), 0};
+      other.end = std::min(horizon, other.start + time(random) % 3);
+      touch_index.Add(static_cast<int32_t>(60 + step), other, 1);
       for (int q = 0; q < 8; ++q) {
         TimeBound query{time(random), 0};
         query.end = std::min(horizon, query.start + time(random) % 5);
@@ -43,10 +50,11 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
                       << "]");
         CHECK(timeline.StrictlyOverlaps(query) == ScanOverlaps(ranges, query));
         std::multiset<int32_t> touching;
-        timeline.ForEachTouching(query, [&](int32_t id) { touching.insert(id); });
+        touch_index.ForEachTouching(0, query, [&](int32_t id) { touching.insert(id); });
         CHECK(touching == ScanTouching(ranges, query));
       }
-      timeline.Add(static_cast<int32_t>(ranges.size()), range);
+      timeline.Add(range);
+      touch_index.Add(static_cast<int32_t>(ranges.size()), range, 0);
       ranges.push_back(range);
     }
   }
@@ -70,7 +78,7 @@ TEST_CASE(
       const auto which = static_cast<size_t>(pick(random));
       TimeBound range{time(random), 0};
       range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
-      timelines[which].Add(step, range);
+      timelines[which].Add(range);
       if (step == 10) {
         for (size_t t = 0; t < timelines.size(); ++t) {
           timelines[t].TrackGaps(&index, static_cast<int32_t>(t));

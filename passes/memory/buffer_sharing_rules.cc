@@ -188,6 +188,7 @@ std::string_view FusionKind(const HloInstruction& instruction) {
 
 namespace {
 
+// A case added here is added to MayWriteInPlace too.
 std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
                                              SharingRuleMemo& memo) {
   switch (instruction.opcode) {
@@ -239,11 +240,33 @@ std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
   }
 }
 
+// ComputeInPlacePairs' default: no operand is written in place.
+bool MayWriteInPlace(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kScatter:
+    case Opcode::kAllReduceStart:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCustomCall:
+    case Opcode::kAsyncStart:
+    case Opcode::kFusion:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kRaggedAllToAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 const std::vector<InPlacePair>& InPlaceInputOutputPairs(const HloInstruction& instruction,
                                                         SharingRuleMemo& memo) {
-  // Every answer is kept (not only fusions'): callers iterate the returned vector while the
+  // Most instructions write nothing in place; one shared empty answer spares a memo entry each.
+  static const std::vector<InPlacePair> kNone;
+  if (!MayWriteInPlace(instruction.opcode)) return kNone;
+  // Every other answer is kept (not only fusions'): callers iterate the returned vector while the
   // recursion adds entries, and an unordered_map's elements stay where they are.
   if (const auto it = memo.in_place.find(&instruction); it != memo.in_place.end()) {
     return it->second;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace spmdsim::passes {
 
@@ -70,64 +72,76 @@ struct Chunk {
   int64_t end() const { return ir::SaturatingAdd(offset, size); }
 };
 
-// Committed (interval, chunk) pairs, searchable by time overlap: a binary search tree on start
-// time whose nodes also know the latest end in their subtree (XLA's BufferIntervalTree).
+// Committed (interval, chunk) pairs, searchable by time overlap (XLA's BufferIntervalTree). XLA's
+// tree is an unbalanced search tree on start time, which the packing orders feed nearly sorted
+// starts (same-size buffers in program order) and so degrade to a list: quadratic on a
+// million-instruction module. Here every start is known before packing, so a segment tree over
+// the sorted starts, each node knowing the latest end below it, finds the k overlapping pairs
+// in O((k + 1) log n) whatever the insertion order. The set found is the same.
 class IntervalTree {
  public:
+  explicit IntervalTree(std::vector<int64_t> starts) : starts_(std::move(starts)) {
+    std::sort(starts_.begin(), starts_.end());
+    starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
+    first_at_.assign(starts_.size(), -1);
+    max_end_.assign(2 * starts_.size(), INT64_MIN);
+  }
+
+  // `start` must be one of the starts given at construction.
   void Add(int64_t start, int64_t end, Chunk chunk, int32_t owner) {
-    const auto index = static_cast<int32_t>(nodes_.size());
-    nodes_.push_back(Node{start, end, end, chunk, owner, -1, -1});
-    if (root_ < 0) {
-      root_ = index;
-      return;
-    }
-    int32_t parent = root_;
-    while (true) {
-      Node& node = nodes_[parent];
-      node.subtree_end = std::max(node.subtree_end, end);
-      int32_t& next = node.start > start ? node.left : node.right;
-      if (next < 0) {
-        next = index;
-        return;
-      }
-      parent = next;
+    const auto leaf = static_cast<size_t>(std::lower_bound(starts_.begin(), starts_.end(), start) -
+                                          starts_.begin());
+    nodes_.push_back(Node{end, chunk, owner, first_at_[leaf]});
+    first_at_[leaf] = static_cast<int32_t>(nodes_.size() - 1);
+    for (size_t node = leaf + starts_.size(); node >= 1 && max_end_[node] < end; node /= 2) {
+      max_end_[node] = end;
     }
   }
 
-  // Appends the chunks of nodes whose [start, end] overlaps [start, end], once per owner
+  // Appends the chunks of pairs whose [start, end] overlaps [start, end], once per owner
   // (`seen[owner] == stamp` marks owners already taken).
   void Overlapping(int64_t start, int64_t end, std::vector<Chunk>& out, std::vector<int64_t>& seen,
                    int64_t stamp) const {
-    if (root_ < 0) return;
+    const size_t n = starts_.size();
+    // Pairs starting at or before `end`: a prefix of the leaves, covered by canonical nodes.
+    const auto prefix = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), end) -
+                                            starts_.begin());
     stack_.clear();
-    stack_.push_back(root_);
+    for (size_t lo = n, hi = prefix + n; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) stack_.push_back(lo++);
+      if (hi & 1) stack_.push_back(--hi);
+    }
     while (!stack_.empty()) {
-      const Node& node = nodes_[stack_.back()];
+      const size_t node = stack_.back();
       stack_.pop_back();
-      if (start > node.subtree_end) continue;
-      if (node.left >= 0) stack_.push_back(node.left);
-      if (node.start <= end && node.end >= start && seen[node.owner] != stamp) {
-        seen[node.owner] = stamp;
-        out.push_back(node.chunk);
+      if (max_end_[node] < start) continue;
+      if (node < n) {
+        stack_.push_back(2 * node);
+        stack_.push_back(2 * node + 1);
+        continue;
       }
-      if (end < node.start) continue;
-      if (node.right >= 0) stack_.push_back(node.right);
+      for (int32_t at = first_at_[node - n]; at >= 0; at = nodes_[static_cast<size_t>(at)].next) {
+        const Node& pair = nodes_[static_cast<size_t>(at)];
+        if (pair.end >= start && seen[pair.owner] != stamp) {
+          seen[pair.owner] = stamp;
+          out.push_back(pair.chunk);
+        }
+      }
     }
   }
 
  private:
   struct Node {
-    int64_t start;
     int64_t end;
-    int64_t subtree_end;
     Chunk chunk;
     int32_t owner;
-    int32_t left;
-    int32_t right;
+    int32_t next;  // the next pair with the same start, -1 at the last
   };
+  std::vector<int64_t> starts_;    // sorted, unique
+  std::vector<int32_t> first_at_;  // by leaf: the newest pair starting there
+  std::vector<int64_t> max_end_;   // segment tree over the leaves
   std::vector<Node> nodes_;
-  int32_t root_ = -1;
-  mutable std::vector<int32_t> stack_;
+  mutable std::vector<size_t> stack_;
 };
 
 int64_t AlignUp(int64_t value, int64_t alignment) {
@@ -229,7 +243,15 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
 
   HeapPackResult result;
   result.offsets.assign(intervals.size(), -1);
-  IntervalTree tree;
+  std::vector<int64_t> starts;
+  for (int32_t i : sorted) {
+    if (whole_span) {
+      starts.push_back(p.min_start[i]);
+    } else {
+      for (const auto& span : p.spans[i]) starts.push_back(span.first);
+    }
+  }
+  IntervalTree tree(std::move(starts));
   std::vector<Chunk> used;
   struct Free {
     int64_t offset;

@@ -68,7 +68,9 @@ void PeakMemoryBuilder::AddValues(Allocation& allocation, const std::vector<int3
       allocation.unranged = true;
       continue;
     }
-    allocation.timeline.Add(id, lr_.Range(id));
+    if (allocation.readonly) continue;  // nothing is placed beside it
+    allocation.timeline.Add(lr_.Range(id));
+    touching_->Add(id, lr_.Range(id), allocation.index);
   }
 }
 
@@ -248,7 +250,7 @@ bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buf
   for (int32_t id : buffer.values) {
     const HloInstruction* instr = df_.value(id).instruction;
     bool conflict = false;
-    allocation.timeline.ForEachTouching(lr_.Range(id), [&](int32_t assigned) {
+    touching_->ForEachTouching(allocation.index, lr_.Range(id), [&](int32_t assigned) {
       if (conflict) return;
       if (Interferes(id, assigned)) {
         conflict = true;
@@ -326,6 +328,8 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     if (lr_.HasRange(value.id)) range_ends.push_back(lr_.Range(value.id).end);
   }
   AllocationGapIndex free_stretches(std::move(range_ends));
+  ValueTouchIndex touching(df_.values().size(), static_cast<size_t>(lr_.EndTime()) + 1);
+  touching_ = &touching;
   const auto register_for_reuse = [&](int32_t index) {
     registered.push_back(index);
     allocations[static_cast<size_t>(index)].timeline.TrackGaps(&free_stretches, index);
@@ -352,7 +356,13 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     const int64_t bytes = BufferBytes(buffer);
     const BufferKind kind = kind_[buffer_id];
     const auto add = [&](bool readonly) {
-      allocations.push_back(Allocation{bytes, BufferSpace(buffer), readonly, {}, {}, {}});
+      allocations.push_back(Allocation{bytes,
+                                       BufferSpace(buffer),
+                                       readonly,
+                                       {},
+                                       false,
+                                       static_cast<int32_t>(allocations.size()),
+                                       {}});
       created_.push_back(
           CreatedAllocation{kind == BufferKind::kTupleTemp, bytes, buffer_id, BufferSpace(buffer)});
       AddValues(allocations.back(), buffer.values);
@@ -416,6 +426,7 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     }
     if (kind == BufferKind::kOutput) register_for_reuse(add(/*readonly=*/false));
   }
+  touching_ = nullptr;
 }
 
 }  // namespace spmdsim::passes::memory_internal

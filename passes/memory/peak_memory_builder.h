@@ -108,10 +108,14 @@ class PeakMemoryBuilder {
     bool readonly = false;  // a parameter that is not donated
     std::vector<int32_t> values;
     bool unranged = false;  // holds a value without a live range: nothing else goes in
+    int32_t index = -1;     // in the order made
+    // Where its values are live; kept only for an allocation others may reuse (not readonly).
     AllocationTimeline timeline;
   };
 
   void AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const;
+  // The values in every allocation by the times they start and end, while assigning.
+  ValueTouchIndex* touching_ = nullptr;
 
   // XLA's HloComputation::MakeInstructionPostOrder: depth-first from each instruction without
   // users, control predecessors first, then operands in order.
