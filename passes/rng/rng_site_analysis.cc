@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/attribute_parsers.h"
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "ir/device_count.h"
@@ -25,6 +26,13 @@
 namespace spmdsim::passes {
 namespace rng_internal {
 namespace {
+
+// The element count of a buffer's shape as RngSiteBuffer prints it ("pred[4,16,64]"); -1 where
+// it does not parse as an array.
+int64_t ElementsOf(const std::string& shape) {
+  const std::optional<ir::Shape> parsed = ir::ParseShape(shape);
+  return parsed && parsed->IsArray() ? parsed->ElementCount() : -1;
+}
 
 // Whether `computation` runs inside a while loop's body or condition (through any calls): a
 // computation that several calls share runs more than once per step without being a loop.
@@ -193,11 +201,17 @@ RngSiteResult RngSiteFinder::Run() {
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
       // the cheap pred output for the fusions that read it), a lowering fusing the hash keeps
-      // it too. XLA:TPU's pred buffers are relayouts of its exchanges, not carried over.
+      // it too. XLA:TPU's pred buffers are relayouts of its exchanges, not carried over. A mask
+      // is the dropout tensor's, one flag per random element: replicated mode's pred[1] flags
+      // (XLA's partitioner comparing the partition id to choose which device's hash piece a
+      // device keeps, op_name .../split) exist only because the halves are resharded.
       int64_t masks = 0;
       if (options_.platform == Platform::kGpu) {
         for (const RngSiteBuffer& buffer : site.buffers) {
-          if (buffer.role == SiteBufferRole::kMask) masks = SaturatingAdd(masks, buffer.bytes);
+          if (buffer.role == SiteBufferRole::kMask &&
+              ElementsOf(buffer.shape) == site.local_elements) {
+            masks = SaturatingAdd(masks, buffer.bytes);
+          }
         }
       }
       // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into
