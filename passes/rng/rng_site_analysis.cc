@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -222,6 +223,11 @@ RngSiteResult RngSiteFinder::Run() {
            (site.mode == SiteMode::kPartitionable && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
         site.whatif.partitionable.memory_bytes = masks;
+        // XLA:TPU leaves the key schedule's scalars out of the fusion (rng_whatif.h).
+        if (options_.platform == Platform::kTpu) {
+          site.whatif.partitionable.memory_bytes = TpuPartitionableKeyBytes();
+          work.tpu_fused_counters = true;
+        }
         fused_sites |= !BitsLeave(work);
       }
       if (geometry.unrolled || geometry.hash_call) {
@@ -299,6 +305,26 @@ RngSiteResult RngSiteFinder::Run() {
                           SharedReplicatedCounterBytes(geometry));
       }
     }
+  }
+  // XLA:TPU keeps a fused partitionable hash's counter pieces once per computation and geometry
+  // (rng_whatif.h). A site's shape is its dropout tensor's, which may be a reshape of the bits
+  // JAX drew (attention dropout's [B,S,H,D] of [B,S,H*D]); the draws of one geometry share one
+  // iota, taken as the one of fewest dimensions (but two).
+  std::map<std::tuple<const HloComputation*, int64_t, int64_t>, std::vector<int64_t>> tpu_counters;
+  for (const SiteWork& work : sites_) {
+    if (!work.tpu_fused_counters) continue;
+    const auto key =
+        std::make_tuple(work.anchor->parent, work.site.local_elements, work.site.global_elements);
+    const auto [at, inserted] = tpu_counters.emplace(key, work.site.shape);
+    // A flat shape is the hash's lanes where no dropout tensor was found: any other is better.
+    const size_t rank = work.site.shape.size();
+    if (!inserted && rank >= 2 && (at->second.size() < 2 || rank < at->second.size())) {
+      at->second = work.site.shape;
+    }
+  }
+  for (const auto& [key, shape] : tpu_counters) {
+    result.totals.whatif.partitionable.memory_bytes = SaturatingAdd(
+        result.totals.whatif.partitionable.memory_bytes, TpuPartitionableCounterBytes(shape));
   }
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
