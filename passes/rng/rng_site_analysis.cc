@@ -9,9 +9,11 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/attribute_parsers.h"
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
 #include "ir/device_count.h"
@@ -25,6 +27,13 @@
 namespace spmdsim::passes {
 namespace rng_internal {
 namespace {
+
+// The element count of a buffer's shape as RngSiteBuffer prints it ("pred[4,16,64]"); -1 where
+// it does not parse as an array.
+int64_t ElementsOf(const std::string& shape) {
+  const std::optional<ir::Shape> parsed = ir::ParseShape(shape);
+  return parsed && parsed->IsArray() ? parsed->ElementCount() : -1;
+}
 
 // Whether `computation` runs inside a while loop's body or condition (through any calls): a
 // computation that several calls share runs more than once per step without being a loop.
@@ -193,11 +202,17 @@ RngSiteResult RngSiteFinder::Run() {
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
       // the cheap pred output for the fusions that read it), a lowering fusing the hash keeps
-      // it too. XLA:TPU's pred buffers are relayouts of its exchanges, not carried over.
+      // it too. XLA:TPU's pred buffers are relayouts of its exchanges, not carried over. A mask
+      // is the dropout tensor's, one flag per random element: replicated mode's pred[1] flags
+      // (XLA's partitioner comparing the partition id to choose which device's hash piece a
+      // device keeps, op_name .../split) exist only because the halves are resharded.
       int64_t masks = 0;
       if (options_.platform == Platform::kGpu) {
         for (const RngSiteBuffer& buffer : site.buffers) {
-          if (buffer.role == SiteBufferRole::kMask) masks = SaturatingAdd(masks, buffer.bytes);
+          if (buffer.role == SiteBufferRole::kMask &&
+              ElementsOf(buffer.shape) == site.local_elements) {
+            masks = SaturatingAdd(masks, buffer.bytes);
+          }
         }
       }
       // With the rounds unrolled (JAX's GPU/TPU lowering) XLA fuses a partitionable hash into
@@ -208,6 +223,11 @@ RngSiteResult RngSiteFinder::Run() {
            (site.mode == SiteMode::kPartitionable && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
         site.whatif.partitionable.memory_bytes = masks;
+        // XLA:TPU leaves the key schedule's scalars out of the fusion (rng_whatif.h).
+        if (options_.platform == Platform::kTpu) {
+          site.whatif.partitionable.memory_bytes = TpuPartitionableKeyBytes();
+          work.tpu_fused_counters = true;
+        }
         fused_sites |= !BitsLeave(work);
       }
       if (geometry.unrolled || geometry.hash_call) {
@@ -285,6 +305,26 @@ RngSiteResult RngSiteFinder::Run() {
                           SharedReplicatedCounterBytes(geometry));
       }
     }
+  }
+  // XLA:TPU keeps a fused partitionable hash's counter pieces once per computation and geometry
+  // (rng_whatif.h). A site's shape is its dropout tensor's, which may be a reshape of the bits
+  // JAX drew (attention dropout's [B,S,H,D] of [B,S,H*D]); the draws of one geometry share one
+  // iota, taken as the one of fewest dimensions (but two).
+  std::map<std::tuple<const HloComputation*, int64_t, int64_t>, std::vector<int64_t>> tpu_counters;
+  for (const SiteWork& work : sites_) {
+    if (!work.tpu_fused_counters) continue;
+    const auto key =
+        std::make_tuple(work.anchor->parent, work.site.local_elements, work.site.global_elements);
+    const auto [at, inserted] = tpu_counters.emplace(key, work.site.shape);
+    // A flat shape is the hash's lanes where no dropout tensor was found: any other is better.
+    const size_t rank = work.site.shape.size();
+    if (!inserted && rank >= 2 && (at->second.size() < 2 || rank < at->second.size())) {
+      at->second = work.site.shape;
+    }
+  }
+  for (const auto& [key, shape] : tpu_counters) {
+    result.totals.whatif.partitionable.memory_bytes = SaturatingAdd(
+        result.totals.whatif.partitionable.memory_bytes, TpuPartitionableCounterBytes(shape));
   }
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;

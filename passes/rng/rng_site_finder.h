@@ -131,6 +131,9 @@ struct SiteWork {
   // The site runs in a loop whose loop-invariant counters XLA hoists out of it
   // (HoistsLoopInvariantCollectives): they cross into the loop as its state.
   bool counters_hoisted = false;
+  // XLA:TPU would fuse the hash in partitionable mode, keeping its counter pieces once per
+  // computation and local shape (TpuPartitionableCounterBytes).
+  bool tpu_fused_counters = false;
   // A hash fused into the anchor: its last rotation (ThreefryDraw::last_rotation).
   const HloInstruction* rotation = nullptr;
   std::vector<int64_t> outputs;  // shares_anchor: the fusion outputs it owns

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
+#include "ir/attribute_parsers.h"
 #include "ir/checked_math.h"
 
 namespace spmdsim::passes {
@@ -57,6 +60,31 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   out.rbg.memory_bytes = global_words;
   // fused: nothing.
   return out;
+}
+
+namespace {
+
+// Bytes XLA:TPU allocates for one u32 scalar (elements 0) or vector, in the 1-D tiling T(128)
+// the TPU dumps give these pieces (u32[]{:T(128)}, u32[32]{0:T(128)}).
+int64_t TpuU32Bytes(int64_t elements) {
+  const std::string text = elements > 0 ? "u32[" + std::to_string(elements) + "]{0:T(128)}"
+                                        : std::string("u32[]{:T(128)}");
+  const std::optional<ir::Shape> shape = ir::ParseShape(text);
+  return shape ? PlatformProfile::For(Platform::kTpu).BufferBytes(*shape) : 0;
+}
+
+}  // namespace
+
+int64_t TpuPartitionableKeyBytes() { return SaturatingMul(2, TpuU32Bytes(0)); }
+
+int64_t TpuPartitionableCounterBytes(const std::vector<int64_t>& local_shape) {
+  if (local_shape.size() < 2) return 0;
+  // The device's offset: partition id converted, times the shard's extent, converted.
+  int64_t bytes = SaturatingMul(3, TpuU32Bytes(0));
+  for (size_t d = 0; d + 1 < local_shape.size(); ++d) {
+    bytes = SaturatingAdd(bytes, SaturatingMul(2, TpuU32Bytes(local_shape[d])));  // hi and lo
+  }
+  return bytes;
 }
 
 bool HoistsLoopInvariantCollectives(Platform platform) { return platform == Platform::kCpu; }

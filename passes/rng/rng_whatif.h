@@ -32,6 +32,19 @@
 //                  halves, checked against every GPU pair of the corpus); XLA:TPU exchanges
 //                  the bits with all-to-alls between relayout copies instead, not modelled
 //                  (its replicated memory comes out 29-56% under, its wire about 3x over).
+//   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
+//                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
+//                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
+//                  computation and local shape (CSE'd between its sites), the counters of JAX's
+//                  iota_2x32_shape (jax/_src/prng.py: one u64 iota per dimension times the
+//                  dimension's row-major stride, summed), which XLA:TPU, without 64-bit
+//                  integers, keeps as hi and lo u32 vectors along each dimension but the
+//                  minor-most (that one the hash's fusion computes itself), plus the device's
+//                  offset along its shard (partition id converted, times the shard's extent,
+//                  converted: 3 scalars). Each buffer is whole 512-byte TPU units
+//                  (PlatformProfile::BufferBytes). Not modelled: a leading dimension of local
+//                  extent 1, whose u64 offset multiply XLA:TPU emulates in 14 unfused scalars
+//                  (16 devices, batch 16: 28-35% under).
 //   hash call      cu_threefry2x32 is not partitioned: every device passes it the global
 //                  counters and gets the global outputs. Partitionable: hi and lo counters and
 //                  both outputs, 4 x 4n. Replicated: the device's pieces (2 x 4m) all-gathered
@@ -52,6 +65,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "passes/memory/platform_profile.h"
 #include "passes/rng/rng_site_kinds.h"
@@ -102,6 +116,12 @@ int64_t SharedReplicatedCounterBytes(const RngGeometry& geometry);
 // sites' loop, where the two counter arrays (the same for every site of one geometry, CSE'd)
 // are built once in the caller: 2 x 4nl.
 int64_t SharedPartitionableCounterBytes(const RngGeometry& geometry);
+
+// XLA:TPU, threefry-expanded, partitionable: the bytes of one site's unfused key-schedule
+// scalars (per site), and of the counter pieces one computation keeps for all its sites of one
+// local shape (once per computation and shape). See the header comment.
+int64_t TpuPartitionableKeyBytes();
+int64_t TpuPartitionableCounterBytes(const std::vector<int64_t>& local_shape);
 
 // Whether XLA on `platform` hoists a loop-invariant collective out of the loop around it after
 // SPMD partitioning. XLA:CPU's simplification pipeline, which runs after the partitioner

@@ -36,5 +36,16 @@ TEST_CASE("a site in a loop sends per run, except the counter exchange a platfor
   CHECK_FALSE(HoistsLoopInvariantCollectives(Platform::kTpu));
 }
 
+TEST_CASE("XLA:TPU's fused partitionable hash keeps key scalars and per-dimension counters") {
+  // testdata/dumps/jax012_tpu4_flax_dp_partitionable_remat: per site xor.899 and xor.900,
+  // u32[]{:T(128)} of 512 B each; once for the module's u32[4,32,64] draws convert.37,
+  // multiply.316, convert.38 (the offset), u32[4] and u32[32] hi and lo, 512 B each.
+  CHECK(TpuPartitionableKeyBytes() == 2 * 512);
+  CHECK(TpuPartitionableCounterBytes({4, 32, 64}) == 7 * 512);
+  // A vector past one 128-word tile takes whole tiles.
+  CHECK(TpuPartitionableCounterBytes({256, 64}) == 3 * 512 + 2 * 1024);
+  CHECK(TpuPartitionableCounterBytes({4096}) == 0);  // the minor-most is fused
+}
+
 }  // namespace
 }  // namespace spmdsim::passes
