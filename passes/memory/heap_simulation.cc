@@ -72,29 +72,39 @@ struct Chunk {
   int64_t end() const { return ir::SaturatingAdd(offset, size); }
 };
 
-// Committed (interval, chunk) pairs, searchable by time overlap (XLA's BufferIntervalTree). XLA's
-// tree is an unbalanced search tree on start time, which the packing orders feed nearly sorted
-// starts (same-size buffers in program order) and so degrade to a list: quadratic on a
-// million-instruction module. Here every start is known before packing, so a segment tree over
-// the sorted starts, each node knowing the latest end below it, finds the k overlapping pairs
-// in O((k + 1) log n) whatever the insertion order. The set found is the same.
+// Committed (interval, chunk) pairs, searchable by time overlap (XLA's BufferIntervalTree). The
+// pairs overlapping [s, e] are those live at s and those starting in (s, e]. The first are a
+// stabbing query: a segment tree over time keeps each pair at the O(log T) nodes that cover its
+// range, and the nodes on the path to s hold exactly the pairs live at s. The second are the
+// pairs listed at each start time, found through a two-level bitmap of the times where some
+// pair starts. So a query costs O(log T + k + (e - s) / 4096) for its k pairs, where XLA's tree
+// (an unbalanced search tree on start, fed nearly sorted starts by the packing orders) and any
+// tree on start alone also visit the pairs that ended before s. The set found is the same.
 class IntervalTree {
  public:
-  explicit IntervalTree(std::vector<int64_t> starts) : starts_(std::move(starts)) {
-    std::sort(starts_.begin(), starts_.end());
-    starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
-    first_at_.assign(starts_.size(), -1);
-    max_end_.assign(2 * starts_.size(), INT64_MIN);
+  // Every time given to Add lies in [first, last].
+  IntervalTree(int64_t first, int64_t last) : first_(first) {
+    const auto times = static_cast<size_t>(last - first + 1);
+    while (leaves_ < times) leaves_ *= 2;
+    covering_.resize(2 * leaves_);
+    first_starting_.assign(times, -1);
+    starts_.assign((times + 63) / 64, 0);
+    start_words_.assign((starts_.size() + 63) / 64, 0);
   }
 
-  // `start` must be one of the starts given at construction.
   void Add(int64_t start, int64_t end, Chunk chunk, int32_t owner) {
-    const auto leaf = static_cast<size_t>(std::lower_bound(starts_.begin(), starts_.end(), start) -
-                                          starts_.begin());
-    nodes_.push_back(Node{end, chunk, owner, first_at_[leaf]});
-    first_at_[leaf] = static_cast<int32_t>(nodes_.size() - 1);
-    for (size_t node = leaf + starts_.size(); node >= 1 && max_end_[node] < end; node /= 2) {
-      max_end_[node] = end;
+    const auto id = static_cast<int32_t>(pairs_.size());
+    const auto begin = static_cast<size_t>(start - first_);
+    pairs_.push_back(Pair{start, end, chunk, owner, first_starting_[begin]});
+    first_starting_[begin] = id;
+    starts_[begin / 64] |= uint64_t{1} << (begin % 64);
+    start_words_[begin / 4096] |= uint64_t{1} << (begin / 64 % 64);
+    if (end < start) return;
+    // The canonical nodes of [start, end].
+    for (size_t lo = begin + leaves_, hi = static_cast<size_t>(end - first_) + leaves_ + 1; lo < hi;
+         lo /= 2, hi /= 2) {
+      if (lo & 1) covering_[lo++].push_back(id);
+      if (hi & 1) covering_[--hi].push_back(id);
     }
   }
 
@@ -102,46 +112,61 @@ class IntervalTree {
   // (`seen[owner] == stamp` marks owners already taken).
   void Overlapping(int64_t start, int64_t end, std::vector<Chunk>& out, std::vector<int64_t>& seen,
                    int64_t stamp) const {
-    const size_t n = starts_.size();
-    // Pairs starting at or before `end`: a prefix of the leaves, covered by canonical nodes.
-    const auto prefix = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), end) -
-                                            starts_.begin());
-    stack_.clear();
-    for (size_t lo = n, hi = prefix + n; lo < hi; lo /= 2, hi /= 2) {
-      if (lo & 1) stack_.push_back(lo++);
-      if (hi & 1) stack_.push_back(--hi);
+    const int64_t last = first_ + static_cast<int64_t>(first_starting_.size()) - 1;
+    if (end < first_ || start > last || end < start) return;
+    const auto take = [&](int32_t id) {
+      const Pair& pair = pairs_[static_cast<size_t>(id)];
+      if (pair.start <= end && pair.end >= start && seen[pair.owner] != stamp) {
+        seen[pair.owner] = stamp;
+        out.push_back(pair.chunk);
+      }
+    };
+    size_t from = 0;
+    if (start >= first_) {
+      const auto at = static_cast<size_t>(start - first_);
+      for (size_t node = at + leaves_; node >= 1; node /= 2) {
+        for (int32_t id : covering_[node]) take(id);
+      }
+      from = at + 1;
     }
-    while (!stack_.empty()) {
-      const size_t node = stack_.back();
-      stack_.pop_back();
-      if (max_end_[node] < start) continue;
-      if (node < n) {
-        stack_.push_back(2 * node);
-        stack_.push_back(2 * node + 1);
+    const auto to = static_cast<size_t>(std::min(end, last) - first_);  // inclusive
+    for (size_t time = from; time <= to;) {
+      const size_t word = time / 64;
+      if (time % 4096 == 0 && start_words_[word / 64] == 0) {
+        time += 4096;
         continue;
       }
-      for (int32_t at = first_at_[node - n]; at >= 0; at = nodes_[static_cast<size_t>(at)].next) {
-        const Node& pair = nodes_[static_cast<size_t>(at)];
-        if (pair.end >= start && seen[pair.owner] != stamp) {
-          seen[pair.owner] = stamp;
-          out.push_back(pair.chunk);
-        }
+      const uint64_t bits = starts_[word] & (~uint64_t{0} << (time % 64));
+      if (bits == 0) {
+        time = (word + 1) * 64;
+        continue;
       }
+      const size_t found = word * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+      if (found > to) break;
+      for (int32_t id = first_starting_[found]; id >= 0;
+           id = pairs_[static_cast<size_t>(id)].next) {
+        take(id);
+      }
+      time = found + 1;
     }
   }
 
  private:
-  struct Node {
+  struct Pair {
+    int64_t start;
     int64_t end;
     Chunk chunk;
     int32_t owner;
-    int32_t next;  // the next pair with the same start, -1 at the last
+    int32_t next;  // the next pair starting at the same time, -1 at the last
   };
-  std::vector<int64_t> starts_;    // sorted, unique
-  std::vector<int32_t> first_at_;  // by leaf: the newest pair starting there
-  std::vector<int64_t> max_end_;   // segment tree over the leaves
-  std::vector<Node> nodes_;
-  mutable std::vector<size_t> stack_;
+
+  int64_t first_;
+  size_t leaves_ = 1;
+  std::vector<std::vector<int32_t>> covering_;  // by segment-tree node: pairs covering it
+  std::vector<int32_t> first_starting_;         // by time
+  std::vector<uint64_t> starts_;                // a bit per time: some pair starts there
+  std::vector<uint64_t> start_words_;           // a bit per word of starts_: it is not zero
+  std::vector<Pair> pairs_;
 };
 
 int64_t AlignUp(int64_t value, int64_t alignment) {
@@ -243,15 +268,16 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
 
   HeapPackResult result;
   result.offsets.assign(intervals.size(), -1);
-  std::vector<int64_t> starts;
-  for (int32_t i : sorted) {
-    if (whole_span) {
-      starts.push_back(p.min_start[i]);
-    } else {
-      for (const auto& span : p.spans[i]) starts.push_back(span.first);
-    }
+  int64_t first_time = 0;
+  int64_t last_time = 0;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const auto i = static_cast<size_t>(sorted[k]);
+    const int64_t lo = std::min(p.min_start[i], p.max_end[i]);
+    const int64_t hi = std::max(p.min_start[i], p.max_end[i]);
+    first_time = k == 0 ? lo : std::min(first_time, lo);
+    last_time = k == 0 ? hi : std::max(last_time, hi);
   }
-  IntervalTree tree(std::move(starts));
+  IntervalTree tree(first_time, last_time);
   std::vector<Chunk> used;
   struct Free {
     int64_t offset;
