@@ -87,27 +87,37 @@ bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
   owners->clear();
   const size_t n = starts_.size();
   // The subtrees of the prefix's canonical nodes hold only leaves of the prefix; descend only
-  // where some gap ends late enough.
-  std::vector<size_t> pending;
+  // where some gap ends late enough. Owners are marked in a bitmap (they are few and dense), so
+  // the answer comes out sorted and each once without a sort.
+  pending_.clear();
   for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
-    if (lo & 1) pending.push_back(lo++);
-    if (hi & 1) pending.push_back(--hi);
+    if (lo & 1) pending_.push_back(lo++);
+    if (hi & 1) pending_.push_back(--hi);
   }
-  while (!pending.empty()) {
-    const size_t node = pending.back();
-    pending.pop_back();
+  size_t words = 0;
+  while (!pending_.empty()) {
+    const size_t node = pending_.back();
+    pending_.pop_back();
     if (max_end_[node] < range.end) continue;
     if (node >= n) {
       for (const Gap& gap : gaps_at_[node - n]) {
-        if (gap.end >= range.end) owners->push_back(gap.owner);
+        if (gap.end < range.end) continue;
+        const auto word = static_cast<size_t>(gap.owner) / 64;
+        if (word >= owner_bits_.size()) owner_bits_.resize(word + 1, 0);
+        owner_bits_[word] |= uint64_t{1} << (gap.owner % 64);
+        words = std::max(words, word + 1);
       }
       continue;
     }
-    pending.push_back(2 * node);
-    pending.push_back(2 * node + 1);
+    pending_.push_back(2 * node);
+    pending_.push_back(2 * node + 1);
   }
-  std::sort(owners->begin(), owners->end());
-  owners->erase(std::unique(owners->begin(), owners->end()), owners->end());
+  for (size_t word = 0; word < words; ++word) {
+    for (uint64_t bits = owner_bits_[word]; bits != 0; bits &= bits - 1) {
+      owners->push_back(static_cast<int32_t>(word * 64) + __builtin_ctzll(bits));
+    }
+    owner_bits_[word] = 0;
+  }
   return true;
 }
 

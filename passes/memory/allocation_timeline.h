@@ -35,7 +35,8 @@ class AllocationGapIndex {
 
   // The owners of the tracked gaps that hold `range` whole (sorted, each once), i.e. exactly the
   // tracked timelines that do not StrictlyOverlap it, in O((k + 1) log n) for k of them; false
-  // (and `owners` untouched) when the index is off and cannot tell.
+  // (and `owners` untouched) when the index is off and cannot tell. Owners are small
+  // non-negative numbers (the answer is built in a bitmap as large as the largest).
   bool OwnersContaining(const TimeBound& range, std::vector<int32_t>* owners) const;
 
  private:
@@ -51,6 +52,9 @@ class AllocationGapIndex {
   std::vector<int64_t> starts_;            // sorted, unique, starts_[0] = INT64_MIN
   std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each
   std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
+  // Scratch of OwnersContaining, kept to spare an allocation per query.
+  mutable std::vector<size_t> pending_;
+  mutable std::vector<uint64_t> owner_bits_;
 };
 
 // Which values start and end at each time, over all allocations at once, for "which values of

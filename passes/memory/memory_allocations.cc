@@ -330,9 +330,11 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   AllocationGapIndex free_stretches(std::move(range_ends));
   ValueTouchIndex touching(df_.values().size(), static_cast<size_t>(lr_.EndTime()) + 1);
   touching_ = &touching;
+  // A registered allocation's gaps are indexed under its registration number, a small number.
   const auto register_for_reuse = [&](int32_t index) {
     registered.push_back(index);
-    allocations[static_cast<size_t>(index)].timeline.TrackGaps(&free_stretches, index);
+    allocations[static_cast<size_t>(index)].timeline.TrackGaps(
+        &free_stretches, static_cast<int32_t>(registered.size() - 1));
   };
   const auto some_registered_free = [&](const HloBuffer& buffer) {
     return std::all_of(buffer.values.begin(), buffer.values.end(), [&](int32_t id) {
@@ -343,10 +345,16 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   // value's range (MaybeAssign refuses every other one), or all of them when the index cannot
   // tell. Allocations are registered as they are made, so newest is the highest index.
   std::vector<int32_t> candidates;
+  std::vector<int32_t> registration_numbers;
   const auto reuse_candidates = [&](const HloBuffer& buffer) -> const std::vector<int32_t>& {
     if (buffer.values.empty() ||
-        !free_stretches.OwnersContaining(lr_.Range(buffer.values.front()), &candidates)) {
+        !free_stretches.OwnersContaining(lr_.Range(buffer.values.front()), &registration_numbers)) {
       candidates = registered;
+    } else {
+      candidates.clear();
+      for (int32_t number : registration_numbers) {
+        candidates.push_back(registered[static_cast<size_t>(number)]);
+      }
     }
     std::reverse(candidates.begin(), candidates.end());
     return candidates;
