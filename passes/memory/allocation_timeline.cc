@@ -30,7 +30,56 @@ AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts)
   max_end_.assign(2 * starts_.size(), INT64_MIN);
 }
 
+void AllocationGapIndex::SetTrailingStart(int32_t owner, int64_t start) {
+  const auto at = static_cast<size_t>(owner);
+  if (at >= trailing_start_.size()) trailing_start_.resize(at + 1, INT64_MAX);
+  trailing_start_[at] = start;
+  if (at >= owner_leaves_) {
+    // Grow the tree to the next power of two and rebuild it.
+    owner_leaves_ = std::max<size_t>(owner_leaves_, 1);
+    while (owner_leaves_ <= at) owner_leaves_ *= 2;
+    earliest_trailing_.assign(2 * owner_leaves_, INT64_MAX);
+    for (size_t o = 0; o < trailing_start_.size(); ++o) {
+      earliest_trailing_[owner_leaves_ + o] = trailing_start_[o];
+    }
+    for (size_t node = owner_leaves_ - 1; node >= 1; --node) {
+      earliest_trailing_[node] =
+          std::min(earliest_trailing_[2 * node], earliest_trailing_[2 * node + 1]);
+    }
+    return;
+  }
+  size_t node = owner_leaves_ + at;
+  earliest_trailing_[node] = start;
+  for (node /= 2; node >= 1; node /= 2) {
+    earliest_trailing_[node] =
+        std::min(earliest_trailing_[2 * node], earliest_trailing_[2 * node + 1]);
+  }
+}
+
+int32_t AllocationGapIndex::HighestTrailingBelow(int64_t start, int32_t below) const {
+  if (below <= 0 || owner_leaves_ == 0) return -1;
+  // Walk up from the leaf left of `below` to the first left sibling subtree with a start by
+  // `start`, then down its rightmost such path.
+  size_t node = owner_leaves_ + static_cast<size_t>(below) - 1;
+  if (earliest_trailing_[node] <= start) return below - 1;
+  while (true) {
+    // Move to the previous subtree at this level: a left sibling, else climb.
+    while (node > 1 && node % 2 == 0) node /= 2;
+    if (node <= 1) return -1;
+    --node;  // the left sibling
+    if (earliest_trailing_[node] <= start) break;
+  }
+  while (node < owner_leaves_) {
+    node = earliest_trailing_[2 * node + 1] <= start ? 2 * node + 1 : 2 * node;
+  }
+  return static_cast<int32_t>(node - owner_leaves_);
+}
+
 void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
+  if (end == INT64_MAX) {
+    SetTrailingStart(owner, start);
+    return;
+  }
   const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
   if (it == starts_.end() || *it != start) {
     off_ = true;
@@ -42,6 +91,13 @@ void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
 }
 
 void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
+  if (end == INT64_MAX) {
+    if (static_cast<size_t>(owner) < trailing_start_.size() &&
+        trailing_start_[static_cast<size_t>(owner)] == start) {
+      SetTrailingStart(owner, INT64_MAX);
+    }
+    return;
+  }
   const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
   if (it == starts_.end() || *it != start) return;
   const auto leaf = static_cast<size_t>(it - starts_.begin());
@@ -59,9 +115,13 @@ void AllocationGapIndex::Refresh(size_t leaf) {
   int64_t latest = INT64_MIN;
   for (const Gap& gap : gaps_at_[leaf]) latest = std::max(latest, gap.end);
   size_t node = leaf + starts_.size();
+  if (max_end_[node] == latest) return;
   max_end_[node] = latest;
+  // Up to the first ancestor whose latest end does not change: the ones above it keep theirs.
   for (node /= 2; node >= 1; node /= 2) {
-    max_end_[node] = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
+    const int64_t updated = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
+    if (max_end_[node] == updated) break;
+    max_end_[node] = updated;
   }
 }
 
@@ -72,6 +132,7 @@ size_t AllocationGapIndex::LeavesStartingBy(int64_t start) const {
 
 bool AllocationGapIndex::AnyContains(const TimeBound& range) const {
   if (off_) return true;
+  if (owner_leaves_ > 0 && earliest_trailing_[1] <= range.start) return true;
   int64_t latest = INT64_MIN;
   const size_t n = starts_.size();
   for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
@@ -81,10 +142,9 @@ bool AllocationGapIndex::AnyContains(const TimeBound& range) const {
   return latest >= range.end;
 }
 
-bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
-                                          std::vector<int32_t>* owners) const {
-  if (off_) return false;
-  owners->clear();
+std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound& range) const {
+  std::vector<int32_t>& owners = inner_owners_;
+  owners.clear();
   const size_t n = starts_.size();
   // The subtrees of the prefix's canonical nodes hold only leaves of the prefix; descend only
   // where some gap ends late enough. Owners are marked in a bitmap (they are few and dense), so
@@ -114,10 +174,22 @@ bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
   }
   for (size_t word = 0; word < words; ++word) {
     for (uint64_t bits = owner_bits_[word]; bits != 0; bits &= bits - 1) {
-      owners->push_back(static_cast<int32_t>(word * 64) + __builtin_ctzll(bits));
+      owners.push_back(static_cast<int32_t>(word * 64) + __builtin_ctzll(bits));
     }
     owner_bits_[word] = 0;
   }
+  return owners;
+}
+
+bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
+                                          std::vector<int32_t>* owners) const {
+  if (off_) return false;
+  owners->clear();
+  VisitOwnersContaining(range, [&](int32_t owner) {
+    owners->push_back(owner);
+    return false;
+  });
+  std::reverse(owners->begin(), owners->end());
   return true;
 }
 

@@ -34,10 +34,31 @@ class AllocationGapIndex {
   bool AnyContains(const TimeBound& range) const;
 
   // The owners of the tracked gaps that hold `range` whole (sorted, each once), i.e. exactly the
-  // tracked timelines that do not StrictlyOverlap it, in O((k + 1) log n) for k of them; false
-  // (and `owners` untouched) when the index is off and cannot tell. Owners are small
-  // non-negative numbers (the answer is built in a bitmap as large as the largest).
+  // tracked timelines that do not StrictlyOverlap it; false (and `owners` untouched) when the
+  // index is off and cannot tell. Owners are small non-negative numbers (the answer is built in
+  // a bitmap as large as the largest).
   bool OwnersContaining(const TimeBound& range, std::vector<int32_t>* owners) const;
+
+  // The same owners, highest first, passed to `visit` until it returns true; false when the
+  // index is off. The owners free after their last range (most of them, on a large module) come
+  // one at a time from a tree over owners, so a visit that stops at the first costs O(log n)
+  // for them however many there are.
+  template <typename Visit>
+  bool VisitOwnersContaining(const TimeBound& range, Visit&& visit) const {
+    if (off_) return false;
+    std::vector<int32_t>& inner = InnerOwnersContaining(range);
+    int32_t below = static_cast<int32_t>(trailing_start_.size());
+    auto next_inner = inner.rbegin();
+    while (true) {
+      const int32_t trailing = HighestTrailingBelow(range.start, below);
+      const int32_t from_inner = next_inner == inner.rend() ? -1 : *next_inner;
+      const int32_t owner = std::max(trailing, from_inner);
+      if (owner < 0) return true;
+      if (owner == from_inner) ++next_inner;
+      below = owner;  // an owner in both lists is visited once
+      if (visit(owner)) return true;
+    }
+  }
 
  private:
   struct Gap {
@@ -47,14 +68,25 @@ class AllocationGapIndex {
   void Refresh(size_t leaf);
   // The number of leaves holding the gaps that start at or before `start`.
   size_t LeavesStartingBy(int64_t start) const;
+  // The owners of the gaps that end before INT64_MAX and hold `range`, sorted, each once.
+  std::vector<int32_t>& InnerOwnersContaining(const TimeBound& range) const;
+  // The highest owner below `below` whose gap after its last range starts by `start`; -1: none.
+  int32_t HighestTrailingBelow(int64_t start, int32_t below) const;
+  void SetTrailingStart(int32_t owner, int64_t start);
 
   bool off_ = false;
   std::vector<int64_t> starts_;            // sorted, unique, starts_[0] = INT64_MIN
-  std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each
+  std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each, but those to INT64_MAX
   std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
-  // Scratch of OwnersContaining, kept to spare an allocation per query.
+  // By owner: where its gap to INT64_MAX starts (INT64_MAX: it has none), and a segment tree
+  // over owners holding the earliest such start below each node.
+  std::vector<int64_t> trailing_start_;
+  std::vector<int64_t> earliest_trailing_;
+  size_t owner_leaves_ = 0;
+  // Scratch, kept to spare an allocation per query.
   mutable std::vector<size_t> pending_;
   mutable std::vector<uint64_t> owner_bits_;
+  mutable std::vector<int32_t> inner_owners_;
 };
 
 // Which values start and end at each time, over all allocations at once, for "which values of

@@ -69,7 +69,8 @@ TEST_CASE(
     std::vector<int64_t> ends;
     for (int64_t t = 0; t <= horizon; ++t) ends.push_back(t);
     AllocationGapIndex index(ends);
-    const int count = 1 + trial % 5;
+    // Up to 9 timelines: the tree over owners grows past 1, 2, 4 and 8 leaves.
+    const int count = 1 + trial % 9;
     std::vector<AllocationTimeline> timelines(static_cast<size_t>(count));
     // Some timelines hold ranges before they are tracked, as an allocation does before it is
     // registered for reuse.
@@ -101,6 +102,14 @@ TEST_CASE(
         std::vector<int32_t> owners;
         REQUIRE(index.OwnersContaining(query, &owners));
         CHECK(owners == free_ones);
+        // Highest first, and a visit that stops at the first sees only it.
+        std::vector<int32_t> visited;
+        REQUIRE(index.VisitOwnersContaining(query, [&](int32_t owner) {
+          visited.push_back(owner);
+          return true;
+        }));
+        CHECK(visited == (free_ones.empty() ? std::vector<int32_t>{}
+                                            : std::vector<int32_t>{free_ones.back()}));
       }
     }
   }

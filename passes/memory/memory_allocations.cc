@@ -198,18 +198,30 @@ std::vector<int32_t> PeakMemoryBuilder::AssignmentOrder() const {
       buffer_position[buffer.id] = std::min(buffer_position[buffer.id], position[id]);
     }
   }
-  std::vector<int32_t> order(alias_.buffers().size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  std::vector<int64_t> bytes(order.size());
-  for (const HloBuffer& buffer : alias_.buffers()) bytes[buffer.id] = BufferBytes(buffer);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    if (bytes[a] != bytes[b]) return bytes[a] > bytes[b];
-    const bool la = alias_.buffers()[a].live_out;
-    const bool lb = alias_.buffers()[b].live_out;
-    if (la != lb) return la;
-    if (buffer_position[a] != buffer_position[b]) return buffer_position[a] < buffer_position[b];
-    return a < b;
-  });
+  // Larger first, live-out first among equals, then in program order. The keys are sorted
+  // together, not looked up by id from the comparator (a million buffers: cache misses).
+  struct Key {
+    int64_t bytes;
+    int64_t position;
+    int32_t id;
+    bool live_out;
+    bool operator<(const Key& o) const {
+      if (bytes != o.bytes) return bytes > o.bytes;
+      if (live_out != o.live_out) return live_out;
+      if (position != o.position) return position < o.position;
+      return id < o.id;
+    }
+  };
+  std::vector<Key> keys;
+  keys.reserve(alias_.buffers().size());
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    keys.push_back(
+        Key{BufferBytes(buffer), buffer_position[buffer.id], buffer.id, buffer.live_out});
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int32_t> order;
+  order.reserve(keys.size());
+  for (const Key& key : keys) order.push_back(key.id);
   return order;
 }
 
@@ -341,23 +353,25 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       return lr_.HasRange(id) && free_stretches.AnyContains(lr_.Range(id));
     });
   };
-  // The registered allocations, newest first, that may take `buffer`: those free over its first
-  // value's range (MaybeAssign refuses every other one), or all of them when the index cannot
-  // tell. Allocations are registered as they are made, so newest is the highest index.
-  std::vector<int32_t> candidates;
-  std::vector<int32_t> registration_numbers;
-  const auto reuse_candidates = [&](const HloBuffer& buffer) -> const std::vector<int32_t>& {
+  // Offers `buffer` to the registered allocations, newest first, that may take it: those free
+  // over its first value's range (MaybeAssign refuses every other one), or all of them when the
+  // index cannot tell; the index of the one that took it, -1 if none. Allocations are
+  // registered as they are made, so newest is the highest registration number.
+  const auto offer_to_registered = [&](const HloBuffer& buffer, int64_t bytes) {
+    int32_t taken = -1;
+    const auto offer = [&](int32_t number) {
+      const int32_t index = registered[static_cast<size_t>(number)];
+      if (!MaybeAssign(allocations[static_cast<size_t>(index)], buffer, bytes)) return false;
+      taken = index;
+      return true;
+    };
     if (buffer.values.empty() ||
-        !free_stretches.OwnersContaining(lr_.Range(buffer.values.front()), &registration_numbers)) {
-      candidates = registered;
-    } else {
-      candidates.clear();
-      for (int32_t number : registration_numbers) {
-        candidates.push_back(registered[static_cast<size_t>(number)]);
+        !free_stretches.VisitOwnersContaining(lr_.Range(buffer.values.front()), offer)) {
+      for (auto number = static_cast<int32_t>(registered.size()) - 1; number >= 0; --number) {
+        if (offer(number)) break;
       }
     }
-    std::reverse(candidates.begin(), candidates.end());
-    return candidates;
+    return taken;
   };
   for (int32_t buffer_id : AssignmentOrder()) {
     const HloBuffer& buffer = alias_.buffers()[buffer_id];
@@ -417,12 +431,10 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       if (placed) break;
     }
     if (!placed && some_registered_free(buffer)) {
-      for (int32_t index : reuse_candidates(buffer)) {
-        if (MaybeAssign(allocations[static_cast<size_t>(index)], buffer, bytes)) {
-          allocation_of_buffer[buffer_id] = index;
-          placed = true;
-          break;
-        }
+      const int32_t index = offer_to_registered(buffer, bytes);
+      if (index >= 0) {
+        allocation_of_buffer[buffer_id] = index;
+        placed = true;
       }
     }
     if (placed) {
