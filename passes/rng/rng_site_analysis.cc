@@ -195,6 +195,7 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.local_elements = site.local_elements;
       geometry.global_elements = site.global_elements;
       geometry.devices = site.shards;
+      geometry.hash_shards = work.hash_shards;
       geometry.consumers = site.consumer_count;
       geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
       geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
@@ -292,6 +293,7 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.local_elements = work.site.local_elements;
       geometry.global_elements = work.site.global_elements;
       geometry.devices = work.site.shards;
+      geometry.hash_shards = work.hash_shards;
       geometry.hash_call = work.site.kind == SiteKind::kThreefryCustomCall;
       geometry.counters_hoisted = work.counters_hoisted;
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(

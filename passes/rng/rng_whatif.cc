@@ -14,10 +14,21 @@ using ir::CeilDiv;
 using ir::SaturatingAdd;
 using ir::SaturatingMul;
 
+namespace {
+
+// The devices replicated mode's flat hash is split over: P unless fewer are known.
+int64_t HashShards(const RngGeometry& g) {
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  return g.hash_shards > 0 && g.hash_shards <= devices ? g.hash_shards : devices;
+}
+
+}  // namespace
+
 RngWhatIf PredictRngCosts(const RngGeometry& g) {
   RngWhatIf out;
   const int64_t word = g.word_bytes > 0 ? g.word_bytes : 4;
-  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  // The devices replicated mode's flat hash is split over (the all-gathers' group).
+  const int64_t hashers = HashShards(g);
   const int64_t nl = g.local_elements > 0 ? g.local_elements : 0;
   const int64_t n = g.global_elements > nl ? g.global_elements : nl;
   const int64_t local_words = SaturatingMul(word, nl);
@@ -28,7 +39,7 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
 
   // replicated: m pairs per device; all-gathered halves and their concatenation.
   const int64_t half = CeilDiv(n, 2);
-  const int64_t m = CeilDiv(half, devices);
+  const int64_t m = CeilDiv(half, hashers);
   const int64_t pair_words = SaturatingMul(word, m);
   // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces 20m.
   // Unrolled: no loop state, the hash outputs 8m; the consumers fuse the concatenation.
@@ -37,9 +48,9 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   // Hoisted out of the site's loop, the device's counter pieces are the loop's state.
   if (g.counters_hoisted) replicated = SaturatingAdd(replicated, SaturatingMul(2, pair_words));
   out.replicated.memory_bytes = replicated;
-  if (devices > 1) {
+  if (hashers > 1) {
     const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather
-    const int64_t ring = SaturatingMul(gathered, devices - 1) / devices;
+    const int64_t ring = SaturatingMul(gathered, hashers - 1) / hashers;
     out.replicated.counter_wire_bytes = SaturatingMul(5, pair_words);
     out.replicated.wire_bytes_per_device =
         SaturatingAdd(SaturatingMul(2, ring), out.replicated.counter_wire_bytes);
@@ -49,10 +60,10 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
     out.partitionable.memory_bytes = SaturatingMul(4, global_words);
     out.replicated.memory_bytes =
         SaturatingAdd(SaturatingMul(3, global_words), SaturatingMul(2, pair_words));
-    if (devices > 1) {
+    if (hashers > 1) {
       const int64_t gathered = SaturatingMul(word, half);
       out.replicated.wire_bytes_per_device =
-          SaturatingMul(2, SaturatingMul(gathered, devices - 1) / devices);
+          SaturatingMul(2, SaturatingMul(gathered, hashers - 1) / hashers);
       out.replicated.counter_wire_bytes = 0;  // the call takes the global counters: no permutes
     }
   }
@@ -100,10 +111,10 @@ RngCost PerStepCost(const RngCost& per_run, int64_t runs, bool counters_hoisted)
 }
 
 int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
-  const int64_t devices = g.devices > 0 ? g.devices : 1;
   const int64_t n = std::max(g.global_elements, g.local_elements);
   if (g.hash_call) return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), n);
-  return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
+  return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4),
+                       CeilDiv(CeilDiv(n, 2), HashShards(g)));
 }
 
 int64_t SharedPartitionableCounterBytes(const RngGeometry& g) {

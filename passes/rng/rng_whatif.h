@@ -8,7 +8,13 @@
 // dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
 // fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
 // and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n
-// global, P shards, m = ceil(n/2)/P counter pairs hashed per device, words of 4 bytes:
+// global, P shards, words of 4 bytes, and m = ceil(n/2)/H counter pairs hashed per device, where
+// H is the number of pieces XLA's partitioner splits replicated mode's flat counters into: the
+// reshape from the flat bits to the tensor keeps the tiles of its major dimensions only up to
+// the first one whose shard is longer than 1 (rng_hash_shards.cc), so H = P for a tensor split
+// on its leading dimension alone, and H < P where a minor dimension is split too (Megatron
+// sequence parallelism's [16,32,64] on a 4x2 mesh: H = 4 of P = 8; each hash piece is then
+// computed by P/H devices and the all-gathers run in groups of H):
 //
 //   partitionable  2 counter arrays, hashed in place by the rolled loop, plus the loop's copies of
 //                  its state: 4 x 4nl.                                        No collectives.
@@ -17,7 +23,9 @@
 //                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
 //                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
-//                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m. In a loop
+//                  Wire: two all-gathers 2 x (H-1)/H x 4n/2, permutes 5 x 4m (the iota's
+//                  pieces of 2m shifted to the devices that slice the halves' pieces from
+//                  them: one of 2m and three of m, for H = 4 and 8 alike). In a loop
 //                  (a scanned layer, gradient accumulation) the gathers run every iteration;
 //                  the permutes move counters only, and XLA:CPU hoists them out of the loop
 //                  (PerStepCost). Hoisted, the device's two counter pieces reach the loop as
@@ -93,7 +101,12 @@ struct RngGeometry {
   int64_t local_elements = 0;   // nl: the random tensor on one device
   int64_t global_elements = 0;  // n: over the mesh
   int64_t devices = 1;          // P: devices the tensor is split over (its shards)
-  int64_t word_bytes = 4;       // bytes of one random word (u32)
+  // Replicated mode: the devices its flat hash is split over, where it is fewer than P (the
+  // reshape to the flat counters keeps only the tiles of the tensor's major dimensions:
+  // rng_hash_shards.cc); 0: P. The hash is replicated on the devices of each group that holds
+  // the same flat piece.
+  int64_t hash_shards = 0;
+  int64_t word_bytes = 4;  // bytes of one random word (u32)
   // Instructions that read the bits: XLA fuses replicated mode's concatenation of the gathered
   // halves into a single consumer, and materializes it for several.
   int64_t consumers = 1;

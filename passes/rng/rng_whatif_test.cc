@@ -23,6 +23,25 @@ TEST_CASE("replicated mode's wire is two gathers of the halves and the counter p
   CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 0);
 }
 
+TEST_CASE("a flat hash split over fewer devices than the tensor hashes more pairs each") {
+  // Megatron sequence parallelism: [16,32,64] as [4,16,64] per device on a 4x2 mesh. The flat
+  // counters keep the batch tiles only (H = 4): m = 16384 / 4 = 4096 pairs per device, and each
+  // gather of a 64 KiB half runs over the 4 devices of a group
+  // (testdata/dumps/jax012_cpu8_seqpar_replicated_remat: u32[4096] hash outputs, all-gathers
+  // over {'data'}, permutes of u32[8192] and 3 x u32[4096]).
+  RngGeometry g;
+  g.local_elements = 4096;
+  g.global_elements = 32768;
+  g.devices = 8;
+  g.hash_shards = 4;
+  const RngWhatIf w = PredictRngCosts(g);
+  CHECK(w.replicated.counter_wire_bytes == 5 * 4 * 4096);
+  CHECK(w.replicated.wire_bytes_per_device == 2 * 65536 * 3 / 4 + 5 * 4 * 4096);
+  CHECK(SharedReplicatedCounterBytes(g) == 4 * 4 * 4096);
+  g.hash_shards = 16;  // more than the devices: not a split of this tensor, P stands
+  CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 5 * 4 * 2048);
+}
+
 TEST_CASE("a site in a loop sends per run, except the counter exchange a platform hoists") {
   RngCost run;
   run.wire_bytes_per_device = 152 * 1024;
