@@ -7,11 +7,14 @@
 // dimension merged from [d0, d1, ...] keeps the tiles of a minor dimension only where every more
 // major dimension's shard has extent 1 (a device's elements are then one contiguous run of the
 // flat index); the first dimension whose shard is longer ends the merge, the tiles of the
-// dimensions minor to it are replicated (hlo_sharding_util::ReshapeSharding; Shardy's reshape
-// factors likewise shard a minor factor only where the major ones are fully sharded). Megatron
-// sequence parallelism's [16,32,64] dropout on a 4x2 mesh ([4,2,1] tiles, batch shards of 4 rows)
-// is hashed 4 ways (testdata/dumps/jax012_cpu8_seqpar_replicated_remat: u32[4096] hash outputs
-// of the u32[16384] halves, all-gathered over {'data'} only), not 8.
+// dimensions minor to it are replicated. hlo_sharding_util::ReshapeSharding allows "merging
+// consecutive dimensions where only the most major is sharded" (a shard of extent 1 being a
+// dimension of size 1 to it), and PropagateShardingThroughReshape keeps such a partial match,
+// replicating the rest; Shardy's reshape factors likewise shard a minor factor only where the
+// major ones are fully sharded. Megatron sequence parallelism's [16,32,64] dropout on a 4x2 mesh
+// ([4,2,1] tiles, batch shards of 4 rows) is hashed 4 ways
+// (testdata/dumps/jax012_cpu8_seqpar_replicated_remat: u32[4096] hash outputs of the u32[16384]
+// halves, all-gathered over {'data'} only), not 8.
 //
 // The tensor's global shape comes from JAX's iota_2x32_shape (jax/_src/prng.py): one u64 iota
 // per dimension, offset by the device's shard and multiplied by the dimension's global row-major
