@@ -195,9 +195,12 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.local_elements = site.local_elements;
       geometry.global_elements = site.global_elements;
       geometry.devices = site.shards;
+      geometry.hash_shards = work.hash_shards;
       geometry.consumers = site.consumer_count;
       geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
       geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
+      geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
+      geometry.local_shape = site.shape;
       site.whatif = PredictRngCosts(geometry);
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
@@ -292,8 +295,12 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.local_elements = work.site.local_elements;
       geometry.global_elements = work.site.global_elements;
       geometry.devices = work.site.shards;
+      geometry.hash_shards = work.hash_shards;
       geometry.hash_call = work.site.kind == SiteKind::kThreefryCustomCall;
       geometry.counters_hoisted = work.counters_hoisted;
+      geometry.unrolled = work.site.kind == SiteKind::kThreefryExpanded;
+      geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
+      geometry.local_shape = work.site.shape;
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
           result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
       result.totals.whatif.partitionable.memory_bytes =
@@ -305,6 +312,33 @@ RngSiteResult RngSiteFinder::Run() {
                           SharedReplicatedCounterBytes(geometry));
       }
     }
+  }
+  // XLA:TPU's replicated exchange keeps the counter pieces and their permutes once per
+  // computation and geometry (rng_whatif.h), every time the computation runs.
+  std::set<std::tuple<const HloComputation*, int64_t, int64_t>> tpu_exchanges;
+  for (const SiteWork& work : sites_) {
+    const RngSite& site = work.site;
+    if (site.purpose != SitePurpose::kBits || options_.platform != Platform::kTpu ||
+        site.kind != SiteKind::kThreefryExpanded ||
+        !tpu_exchanges.emplace(work.anchor->parent, site.local_elements, site.global_elements)
+             .second) {
+      continue;
+    }
+    RngGeometry geometry;
+    geometry.local_elements = site.local_elements;
+    geometry.global_elements = site.global_elements;
+    geometry.devices = site.shards;
+    geometry.hash_shards = work.hash_shards;
+    geometry.unrolled = true;
+    geometry.tpu_exchange = true;
+    geometry.local_shape = site.shape;
+    const auto runs = executions.find(work.anchor->parent);
+    const int64_t runs_per_step = runs != executions.end() ? runs->second : 1;
+    RngCost& total = result.totals.whatif.replicated;
+    total.memory_bytes = SaturatingAdd(total.memory_bytes, TpuReplicatedSharedBytes(geometry));
+    total.wire_bytes_per_device =
+        SaturatingAdd(total.wire_bytes_per_device,
+                      ir::SaturatingMul(TpuReplicatedSharedWireBytes(geometry), runs_per_step));
   }
   // XLA:TPU keeps a fused partitionable hash's counter pieces once per computation and geometry
   // (rng_whatif.h). A site's shape is its dropout tensor's, which may be a reshape of the bits

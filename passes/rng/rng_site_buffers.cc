@@ -248,6 +248,12 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     }
   }
   if (SizableFromSource(site)) SizeFromUnpartitionedDraw(site);
+  // The cu_threefry2x32 call is not partitioned: its counters are the global ones, they tell no
+  // split.
+  if (site.mode == SiteMode::kPartitionable && site.shards_known &&
+      site.kind != SiteKind::kThreefryCustomCall) {
+    work.hash_shards = HashShards(work);
+  }
   // Expanded Philox: every device computes the global words and keeps its slice.
   if (work.philox) {
     site.dtype = "u32";

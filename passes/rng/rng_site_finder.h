@@ -134,6 +134,9 @@ struct SiteWork {
   // XLA:TPU would fuse the hash in partitionable mode, keeping its counter pieces once per
   // computation and local shape (TpuPartitionableCounterBytes).
   bool tpu_fused_counters = false;
+  // Partitionable: the devices replicated mode's flat hash of the same draw would be split over
+  // (HashShards); 0 where the counters do not tell.
+  int64_t hash_shards = 0;
   // A hash fused into the anchor: its last rotation (ThreefryDraw::last_rotation).
   const HloInstruction* rotation = nullptr;
   std::vector<int64_t> outputs;  // shares_anchor: the fusion outputs it owns
@@ -177,6 +180,10 @@ class RngSiteFinder {
   // Sets work.offsets_elided when the offsets read a table the dump does not print.
   int64_t EvaluatedShards(SiteWork& work);
   int64_t TableShards(const SiteWork& work);
+  // How many ways XLA's partitioner splits replicated mode's flat hash of a partitionable site's
+  // draw: the tiles of the tensor's major dimensions the reshape to the flat counters keeps
+  // (rng_hash_shards.cc); 0 where its counters' strides are not read.
+  int64_t HashShards(const SiteWork& work) const;
   // Replicated mode's global counter count: the partitioned iota(n) its counters come from; 0
   // (and work.offsets_elided set) when that iota's offsets read a table the dump left out.
   int64_t ReplicatedCounterElements(SiteWork& work);

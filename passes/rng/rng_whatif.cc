@@ -14,10 +14,95 @@ using ir::CeilDiv;
 using ir::SaturatingAdd;
 using ir::SaturatingMul;
 
+namespace {
+
+// The devices replicated mode's flat hash is split over: P unless fewer are known.
+int64_t HashShards(const RngGeometry& g) {
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  return g.hash_shards > 0 && g.hash_shards <= devices ? g.hash_shards : devices;
+}
+
+// Pairs of counters each device hashes: m = ceil(n/2)/H.
+int64_t PairsPerDevice(const RngGeometry& g) {
+  const int64_t nl = g.local_elements > 0 ? g.local_elements : 0;
+  const int64_t n = g.global_elements > nl ? g.global_elements : nl;
+  return CeilDiv(CeilDiv(n, 2), HashShards(g));
+}
+
+// Bytes XLA:TPU allocates for an array of `type` and `dims` in its default tiled layout (the
+// minor two dimensions in (8, 128) tiles; pred packed 4 to a word), as its dumps give the
+// relayouts of the exchange (u32[2,4,8,64]{3,2,0,1:T(8,128)}, pred[4,4,8,64]{...:T(8,128)(4,1)}).
+int64_t TpuTiledBytes(const char* type, const std::vector<int64_t>& dims) {
+  std::string text = std::string(type) + "[";
+  std::string layout = "{";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    text += (d > 0 ? "," : "") + std::to_string(dims[d]);
+    layout += (d > 0 ? "," : "") + std::to_string(dims.size() - 1 - d);
+  }
+  const bool pred = std::string(type) == "pred";
+  text += "]" + layout + (dims.size() >= 2 ? ":T(8,128)" : ":T(1024)") +
+          (pred && dims.size() >= 2 ? "(4,1)" : "") + "}";
+  const std::optional<ir::Shape> shape = ir::ParseShape(text);
+  return shape ? PlatformProfile::For(Platform::kTpu).BufferBytes(*shape) : 0;
+}
+
+// XLA:TPU's replicated exchange, per site: see the header comment.
+int64_t TpuExchangeBytes(const RngGeometry& g, int64_t word) {
+  const int64_t h = HashShards(g);
+  const int64_t m = PairsPerDevice(g);
+  const std::vector<int64_t>& shape = g.local_shape;
+  // A half's piece, its second dimension split for the all-to-all: [b/2, H, S/H, ...].
+  std::vector<int64_t> piece{shape[0] / 2, h, shape[1] / h};
+  // The halves concatenated with the second dimension split: [H b, S/H, ...].
+  std::vector<int64_t> joined{h * shape[0], shape[1] / h};
+  for (size_t d = 2; d < shape.size(); ++d) {
+    piece.push_back(shape[d]);
+    joined.push_back(shape[d]);
+  }
+  int64_t bytes = SaturatingMul(2 * word, m);                                   // the hash outputs
+  bytes = SaturatingAdd(bytes, SaturatingMul(4, TpuTiledBytes("u32", piece)));  // relayouts
+  bytes = SaturatingAdd(bytes, SaturatingMul(4 * word, m));  // all-to-alls and their reduces
+  bytes = SaturatingAdd(bytes, TpuTiledBytes("u32", joined));
+  bytes = SaturatingAdd(bytes, SaturatingMul(2 * word, g.local_elements));  // back to rows
+  bytes = SaturatingAdd(bytes, TpuTiledBytes("pred", shape));               // the mask
+  return SaturatingAdd(bytes, TpuPartitionableKeyBytes());
+}
+
+}  // namespace
+
+int64_t CounterPermuteWords(const RngGeometry& g) {
+  // Unsplit (a module before partitioning) the what-if keeps the pieces a split over 4 or more
+  // devices would permute in; nothing is sent then (the wire is for H > 1 only).
+  return SaturatingMul(HashShards(g) == 2 ? 2 : 5, PairsPerDevice(g));
+}
+
+bool TpuExchangeApplies(const RngGeometry& g) {
+  const std::vector<int64_t>& shape = g.local_shape;
+  const int64_t h = HashShards(g);
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  // A half's piece of a single row is one row of the output: XLA:TPU moves such rows by
+  // collective-permutes and selects instead (16 devices, 1 or 2 rows each), not modelled.
+  return g.tpu_exchange && h > 1 && h == devices && shape.size() >= 2 && shape[0] % 2 == 0 &&
+         shape[0] / 2 >= 2 && shape[1] % h == 0 && !g.hash_call;
+}
+
+int64_t TpuReplicatedSharedBytes(const RngGeometry& g) {
+  if (!TpuExchangeApplies(g)) return 0;
+  const int64_t word = g.word_bytes > 0 ? g.word_bytes : 4;
+  return SaturatingMul(word,
+                       SaturatingAdd(SaturatingMul(4, PairsPerDevice(g)), CounterPermuteWords(g)));
+}
+
+int64_t TpuReplicatedSharedWireBytes(const RngGeometry& g) {
+  if (!TpuExchangeApplies(g)) return 0;
+  return SaturatingMul(g.word_bytes > 0 ? g.word_bytes : 4, CounterPermuteWords(g));
+}
+
 RngWhatIf PredictRngCosts(const RngGeometry& g) {
   RngWhatIf out;
   const int64_t word = g.word_bytes > 0 ? g.word_bytes : 4;
-  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  // The devices replicated mode's flat hash is split over (the all-gathers' group).
+  const int64_t hashers = HashShards(g);
   const int64_t nl = g.local_elements > 0 ? g.local_elements : 0;
   const int64_t n = g.global_elements > nl ? g.global_elements : nl;
   const int64_t local_words = SaturatingMul(word, nl);
@@ -28,19 +113,21 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
 
   // replicated: m pairs per device; all-gathered halves and their concatenation.
   const int64_t half = CeilDiv(n, 2);
-  const int64_t m = CeilDiv(half, devices);
+  const int64_t m = CeilDiv(half, hashers);
   const int64_t pair_words = SaturatingMul(word, m);
-  // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces 20m.
-  // Unrolled: no loop state, the hash outputs 8m; the consumers fuse the concatenation.
+  // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces
+  // (CounterPermuteWords: 20m). Unrolled: no loop state, the hash outputs 8m; the consumers fuse
+  // the concatenation.
   int64_t replicated = SaturatingMul(g.consumers > 1 && !g.unrolled ? 2 : 1, global_words);
-  replicated = SaturatingAdd(replicated, SaturatingMul(g.unrolled ? 7 : 9, pair_words));
+  replicated = SaturatingAdd(replicated, SaturatingMul(g.unrolled ? 2 : 4, pair_words));
+  replicated = SaturatingAdd(replicated, SaturatingMul(word, CounterPermuteWords(g)));
   // Hoisted out of the site's loop, the device's counter pieces are the loop's state.
   if (g.counters_hoisted) replicated = SaturatingAdd(replicated, SaturatingMul(2, pair_words));
   out.replicated.memory_bytes = replicated;
-  if (devices > 1) {
+  if (hashers > 1) {
     const int64_t gathered = SaturatingMul(word, half);  // B of one all-gather
-    const int64_t ring = SaturatingMul(gathered, devices - 1) / devices;
-    out.replicated.counter_wire_bytes = SaturatingMul(5, pair_words);
+    const int64_t ring = SaturatingMul(gathered, hashers - 1) / hashers;
+    out.replicated.counter_wire_bytes = SaturatingMul(word, CounterPermuteWords(g));
     out.replicated.wire_bytes_per_device =
         SaturatingAdd(SaturatingMul(2, ring), out.replicated.counter_wire_bytes);
   }
@@ -49,12 +136,21 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
     out.partitionable.memory_bytes = SaturatingMul(4, global_words);
     out.replicated.memory_bytes =
         SaturatingAdd(SaturatingMul(3, global_words), SaturatingMul(2, pair_words));
-    if (devices > 1) {
+    if (hashers > 1) {
       const int64_t gathered = SaturatingMul(word, half);
       out.replicated.wire_bytes_per_device =
-          SaturatingMul(2, SaturatingMul(gathered, devices - 1) / devices);
+          SaturatingMul(2, SaturatingMul(gathered, hashers - 1) / hashers);
       out.replicated.counter_wire_bytes = 0;  // the call takes the global counters: no permutes
     }
+  }
+  // XLA:TPU: the halves' pieces are exchanged by all-to-alls, once to split the second
+  // dimension and once back; the counter pieces and their permutes are the computation's
+  // (TpuReplicatedSharedBytes).
+  if (g.unrolled && TpuExchangeApplies(g)) {
+    out.replicated.memory_bytes = TpuExchangeBytes(g, word);
+    const int64_t exchanged = SaturatingAdd(SaturatingMul(2, pair_words), local_words);
+    out.replicated.wire_bytes_per_device = SaturatingMul(exchanged, hashers - 1) / hashers;
+    out.replicated.counter_wire_bytes = 0;
   }
   // rbg: not partitioned, the global bits on every device.
   out.rbg.memory_bytes = global_words;
@@ -100,10 +196,12 @@ RngCost PerStepCost(const RngCost& per_run, int64_t runs, bool counters_hoisted)
 }
 
 int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
-  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  // XLA:TPU's exchange keeps them per computation (TpuReplicatedSharedBytes).
+  if (g.unrolled && TpuExchangeApplies(g)) return 0;
   const int64_t n = std::max(g.global_elements, g.local_elements);
   if (g.hash_call) return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), n);
-  return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4), CeilDiv(CeilDiv(n, 2), devices));
+  return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4),
+                       CeilDiv(CeilDiv(n, 2), HashShards(g)));
 }
 
 int64_t SharedPartitionableCounterBytes(const RngGeometry& g) {

@@ -8,16 +8,29 @@
 // dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
 // fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
 // and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n
-// global, P shards, m = ceil(n/2)/P counter pairs hashed per device, words of 4 bytes:
+// global, P shards, words of 4 bytes, and m = ceil(n/2)/H counter pairs hashed per device, where
+// H is the number of pieces XLA's partitioner splits replicated mode's flat counters into: the
+// reshape from the flat bits to the tensor keeps the tiles of its major dimensions only up to
+// the first one whose shard is longer than 1 (rng_hash_shards.cc), so H = P for a tensor split
+// on its leading dimension alone, and H < P where a minor dimension is split too (Megatron
+// sequence parallelism's [16,32,64] on a 4x2 mesh: H = 4 of P = 8; each hash piece is then
+// computed by P/H devices and the all-gathers run in groups of H):
 //
 //   partitionable  2 counter arrays, hashed in place by the rolled loop, plus the loop's copies of
 //                  its state: 4 x 4nl.                                        No collectives.
 //   replicated     each device hashes m pairs (loop state and copies 4 x 4m, the counter pieces
-//                  received by collective-permutes 5 x 4m), all-gathers both hash outputs
+//                  received by collective-permutes, CounterPermuteWords: 5 x 4m; 2 x 4m for
+//                  H = 2), all-gathers both hash outputs
 //                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
 //                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
-//                  Wire: two all-gathers 2 x (P-1)/P x 4n/2, permutes 5 x 4m. In a loop
+//                  Wire: two all-gathers 2 x (H-1)/H x 4n/2, permutes 5 x 4m: each device
+//                  holds 2m of the iota and needs m of each slice from another device's
+//                  piece; each piece feeds two devices per slice, and the source-target pairs,
+//                  grouped into permutations, make one permute of whole 2m pieces and three
+//                  of m (H = 4 and 8 alike, read off the dumps). With H = 2 a device needs
+//                  one m from the other device per slice: two permutes of m, 2 x 4m
+//                  (testdata/dumps/jax012_tpu4_megatron_replicated_remat). In a loop
 //                  (a scanned layer, gradient accumulation) the gathers run every iteration;
 //                  the permutes move counters only, and XLA:CPU hoists them out of the loop
 //                  (PerStepCost). Hoisted, the device's two counter pieces reach the loop as
@@ -29,9 +42,25 @@
 //                  the permutes deliver (5 x 4m) are buffers of their own, the gathered halves
 //                  (4n) are read by the consumers, which fuse the concatenation:
 //                  4n + 28m. Wire as above. This is XLA:GPU's lowering (all-gathers of the
-//                  halves, checked against every GPU pair of the corpus); XLA:TPU exchanges
-//                  the bits with all-to-alls between relayout copies instead, not modelled
-//                  (its replicated memory comes out 29-56% under, its wire about 3x over).
+//                  halves, checked against every GPU pair of the corpus).
+//   replicated on XLA:TPU (threefry-expanded; read off the corpus' TPU dumps, libtpu being
+//                  closed source; TpuExchangeApplies): for a tensor [b, S, ...] per device,
+//                  split on its leading dimension alone over H = P devices with b/2 >= 2 rows
+//                  of each half per device and S divisible by H, the concatenation of the
+//                  halves along the rows is resharded instead of gathered: each half's piece
+//                  [b/2, S, ...] is relaid out as [b/2, H, S/H, ...] (a reshape and a copy,
+//                  both tiled), sent by an all-to-all that splits S (with its reduce: 2 x 4m),
+//                  the two halves are concatenated locally as [H b, S/H, ...] (tiled), and
+//                  a second all-to-all (with its reduce: 2 x 4nl) returns the rows. Per site:
+//                  the hash outputs 2 x 4m, 4 relayouts, 4 x 4m, the concatenation, 2 x 4nl,
+//                  the dropout's mask pred[b, S, ...] and the key schedule's two scalars, the
+//                  tiled buffers in whole (8, 128) tiles (PlatformProfile::BufferBytes).
+//                  Wire (H-1)/H x 4 (2m + nl). XLA:TPU CSEs the counters between the sites of
+//                  a computation: once per computation and geometry, the iota's piece and
+//                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
+//                  bytes are sent every time the computation runs. Not modelled: a half's
+//                  piece of one row (16 devices), moved by permutes and selects; a second,
+//                  relaid-out copy of the mask some consumers read (Megatron: 5% under).
 //   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
 //                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
 //                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
@@ -93,7 +122,12 @@ struct RngGeometry {
   int64_t local_elements = 0;   // nl: the random tensor on one device
   int64_t global_elements = 0;  // n: over the mesh
   int64_t devices = 1;          // P: devices the tensor is split over (its shards)
-  int64_t word_bytes = 4;       // bytes of one random word (u32)
+  // Replicated mode: the devices its flat hash is split over, where it is fewer than P (the
+  // reshape to the flat counters keeps only the tiles of the tensor's major dimensions:
+  // rng_hash_shards.cc); 0: P. The hash is replicated on the devices of each group that holds
+  // the same flat piece.
+  int64_t hash_shards = 0;
+  int64_t word_bytes = 4;  // bytes of one random word (u32)
   // Instructions that read the bits: XLA fuses replicated mode's concatenation of the gathered
   // halves into a single consumer, and materializes it for several.
   int64_t consumers = 1;
@@ -107,7 +141,28 @@ struct RngGeometry {
   // exchange) out of it (HoistsLoopInvariantCollectives): what the hash reads crosses into the
   // loop as its state, a buffer of its own.
   bool counters_hoisted = false;
+  // XLA:TPU, threefry-expanded: replicated mode's halves are exchanged by all-to-alls between
+  // tiled relayouts (see the header comment); local_shape is the device's tensor.
+  bool tpu_exchange = false;
+  std::vector<int64_t> local_shape;
 };
+
+// Replicated mode: the counter words XLA's collective-permutes deliver to a device, for the
+// sites of one geometry in one computation (XLA CSEs the iota's slices and their exchange
+// between them on XLA:TPU; XLA:CPU and XLA:GPU repeat the permutes per site): 2m where the flat
+// counters are split 2 ways, 5m from 4 ways up (see the header comment; unsplit, the 5m kept for
+// the memory what-if of a module before partitioning).
+int64_t CounterPermuteWords(const RngGeometry& geometry);
+
+// XLA:TPU's replicated exchange applies to this geometry (TpuReplicatedExchange in the header
+// comment): the tensor is split on its leading dimension alone, in an even number of rows per
+// device, and its second dimension divides among the devices.
+bool TpuExchangeApplies(const RngGeometry& geometry);
+// Its counter pieces, once per computation and geometry: the iota's piece (2m), its two
+// slices (m each) and the pieces the permutes deliver (CounterPermuteWords), in bytes; and the
+// permutes' bytes on the wire.
+int64_t TpuReplicatedSharedBytes(const RngGeometry& geometry);
+int64_t TpuReplicatedSharedWireBytes(const RngGeometry& geometry);
 
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
 // shared iota and its two slices, CSE'd): 4 x 4m; for the hash call, the global iota 2 x 4n.

@@ -23,6 +23,63 @@ TEST_CASE("replicated mode's wire is two gathers of the halves and the counter p
   CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 0);
 }
 
+TEST_CASE("a flat hash split over fewer devices than the tensor hashes more pairs each") {
+  // Megatron sequence parallelism: [16,32,64] as [4,16,64] per device on a 4x2 mesh. The flat
+  // counters keep the batch tiles only (H = 4): m = 16384 / 4 = 4096 pairs per device, and each
+  // gather of a 64 KiB half runs over the 4 devices of a group
+  // (testdata/dumps/jax012_cpu8_seqpar_replicated_remat: u32[4096] hash outputs, all-gathers
+  // over {'data'}, permutes of u32[8192] and 3 x u32[4096]).
+  RngGeometry g;
+  g.local_elements = 4096;
+  g.global_elements = 32768;
+  g.devices = 8;
+  g.hash_shards = 4;
+  const RngWhatIf w = PredictRngCosts(g);
+  CHECK(w.replicated.counter_wire_bytes == 5 * 4 * 4096);
+  CHECK(w.replicated.wire_bytes_per_device == 2 * 65536 * 3 / 4 + 5 * 4 * 4096);
+  CHECK(SharedReplicatedCounterBytes(g) == 4 * 4 * 4096);
+  g.hash_shards = 16;  // more than the devices: not a split of this tensor, P stands
+  CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 5 * 4 * 2048);
+}
+
+TEST_CASE("XLA:TPU exchanges replicated mode's halves by all-to-alls between tiled relayouts") {
+  // testdata/dumps/jax012_tpu4_flax_dp_replicated_remat, site add_add_fusion.40:hash2: [16,32,64]
+  // on 4 devices, u32[4,32,64] each, m = 4096. Hash outputs u32[4096] x 2 (16 KiB each),
+  // relayouts u32[2,4,8,64]{3,2,0,1:T(8,128)} x 4 (32 KiB each: 64 lanes padded to 128),
+  // all-to-alls and reduces u32[4,1,1024] / u32[4,1024] x 4 (16 KiB each), the concatenation
+  // u32[16,8,64] (64 KiB), all-to-all and reduce u32[4,1,2048] / u32[4,2048] (32 KiB each), the
+  // mask pred[4,4,8,64] (16 KiB), key scalars 2 x 512 B: 369 KiB.
+  RngGeometry g;
+  g.local_elements = 8192;
+  g.global_elements = 32768;
+  g.devices = 4;
+  g.unrolled = true;
+  g.tpu_exchange = true;
+  g.local_shape = {4, 32, 64};
+  REQUIRE(TpuExchangeApplies(g));
+  const RngWhatIf w = PredictRngCosts(g);
+  CHECK(w.replicated.memory_bytes == 377856);
+  CHECK(w.replicated.wire_bytes_per_device == (16384 + 16384 + 32768) * 3 / 4);
+  CHECK(w.replicated.counter_wire_bytes == 0);
+  // Once per computation: the iota's piece u32[8192], its slices u32[4096] x 2, the pieces
+  // permuted in (u32[8192] and 3 x u32[4096]).
+  CHECK(TpuReplicatedSharedBytes(g) == 9 * 16384);
+  CHECK(TpuReplicatedSharedWireBytes(g) == 5 * 16384);
+  CHECK(SharedReplicatedCounterBytes(g) == 0);
+  // Megatron on 2x2 (jax012_tpu4_megatron_replicated_remat): 2 shards, u32[8,32,64] each; a
+  // device takes one m from the other per slice: two permutes of u32[8192].
+  g.local_elements = 16384;
+  g.devices = 2;
+  g.local_shape = {8, 32, 64};
+  CHECK(CounterPermuteWords(g) == 2 * 8192);
+  CHECK(TpuReplicatedSharedWireBytes(g) == 2 * 4 * 8192);
+  // One row of each half per device (16 devices): moved by permutes, not this exchange.
+  g.local_elements = 4096;
+  g.devices = 8;
+  g.local_shape = {2, 32, 64};
+  CHECK_FALSE(TpuExchangeApplies(g));
+}
+
 TEST_CASE("a site in a loop sends per run, except the counter exchange a platform hoists") {
   RngCost run;
   run.wire_bytes_per_device = 152 * 1024;
