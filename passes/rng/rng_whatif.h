@@ -71,9 +71,12 @@
 //                  minor-most (that one the hash's fusion computes itself), plus the device's
 //                  offset along its shard (partition id converted, times the shard's extent,
 //                  converted: 3 scalars). Each buffer is whole 512-byte TPU units
-//                  (PlatformProfile::BufferBytes). Not modelled: a leading dimension of local
-//                  extent 1, whose u64 offset multiply XLA:TPU emulates in 14 unfused scalars
-//                  (16 devices, batch 16: 28-35% under).
+//                  (PlatformProfile::BufferBytes). A leading dimension of local extent 1
+//                  folds into the offset, a scalar: its u64 multiply by the dimension's stride
+//                  runs unfused in XLA:TPU's u32 emulation (13 scalars, besides the partition
+//                  id's 2 converts), and adding it to the next dimension's counters carries
+//                  (that dimension's lo words, carry flags, and hi words without and with the
+//                  carry: 4 vectors; TpuPartitionableCounterBytes).
 //   hash call      cu_threefry2x32 is not partitioned: every device passes it the global
 //                  counters and gets the global outputs. Partitionable: hi and lo counters and
 //                  both outputs, 4 x 4n. Replicated: the device's pieces (2 x 4m) all-gathered
