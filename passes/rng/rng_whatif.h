@@ -6,7 +6,8 @@
 // of the same program in both threefry modes (testdata/; tools/rng_flip_table.py prints every
 // pair, rng_site_analysis_test.cc asserts the XLA:CPU ones within 10 %), with u32 bits (an f32
 // dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
-// fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
+// fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own
+// (in a replicated dump: the site's masks, and those a consumer computing only the mask outputs),
 // and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n
 // global, P shards, words of 4 bytes, and m = ceil(n/2)/H counter pairs hashed per device, where
 // H is the number of pieces XLA's partitioner splits replicated mode's flat counters into: the
