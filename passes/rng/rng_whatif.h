@@ -61,7 +61,10 @@
 //                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
 //                  bytes are sent every time the computation runs. Not modelled: a half's
 //                  piece of one row (16 devices), moved by permutes and selects; a second,
-//                  relaid-out copy of the mask some consumers read (Megatron: 5% under).
+//                  row-major copy of the mask, which XLA:TPU makes where the consumer reads
+//                  it through a bitcast to the dropout's shape instead of fusing the reshape
+//                  (every site of jax012_tpu4_megatron_replicated_remat, copy.244 of
+//                  fusion.94: 5% under; nothing in the partitionable twin shows it).
 //   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
 //                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
 //                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
