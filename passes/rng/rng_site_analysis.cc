@@ -184,6 +184,8 @@ RngSiteResult RngSiteFinder::Run() {
   const std::map<const HloComputation*, int64_t> executions = ComputationExecutionCounts(module_);
   // Unknown platform: XLA:CPU's, as the memory rules default to.
   const bool hoisting = HoistsLoopInvariantCollectives(options_.platform.value_or(Platform::kCpu));
+  // Masks computed by consumers of replicated sites (below), each counted for one site.
+  std::set<const HloInstruction*> reader_masks_counted;
   for (SiteWork& work : sites_) {
     RngSite& site = work.site;
     if (site.purpose == SitePurpose::kBits) {
@@ -210,11 +212,28 @@ RngSiteResult RngSiteFinder::Run() {
       // (XLA's partitioner comparing the partition id to choose which device's hash piece a
       // device keeps, op_name .../split) exist only because the halves are resharded.
       int64_t masks = 0;
+      // A replicated site's consumer whose output is the mask itself (XLA:GPU's
+      // loop_compare_fusion in the backward of jax012_gpu8_fsdp_replicated_remat, pred[4096]
+      // from the gathered halves, read by the fusions that select with it) is the buffer a
+      // lowering fusing the hash into that compare keeps (loop_compare_fusion of the
+      // partitionable twin, pred[2,32,64]): counted for the flipped lowerings, once per module.
+      int64_t reader_masks = 0;
       if (options_.platform == Platform::kGpu) {
         for (const RngSiteBuffer& buffer : site.buffers) {
           if (buffer.role == SiteBufferRole::kMask &&
               ElementsOf(buffer.shape) == site.local_elements) {
             masks = SaturatingAdd(masks, buffer.bytes);
+          }
+        }
+        if (site.mode == SiteMode::kReplicated && site.kind == SiteKind::kThreefryExpanded) {
+          for (const HloInstruction* reader : work.dropout_readers) {
+            if (reader->shape.IsArray() && reader->shape.element_type() == PrimitiveType::kPred &&
+                reader->shape.get().ElementCount() == site.local_elements &&
+                reader_masks_counted.insert(reader).second) {
+              reader_masks = SaturatingAdd(
+                  reader_masks,
+                  PlatformProfile::For(Platform::kGpu).BufferBytes(reader->shape.get()));
+            }
           }
         }
       }
@@ -225,7 +244,7 @@ RngSiteResult RngSiteFinder::Run() {
           (site.mode == SiteMode::kReplicated ||
            (site.mode == SiteMode::kPartitionable && !BitsLeave(work)))) {
         site.whatif.partitionable = site.whatif.fused;
-        site.whatif.partitionable.memory_bytes = masks;
+        site.whatif.partitionable.memory_bytes = SaturatingAdd(masks, reader_masks);
         // XLA:TPU leaves the key schedule's scalars out of the fusion (rng_whatif.h).
         if (options_.platform == Platform::kTpu) {
           site.whatif.partitionable.memory_bytes = TpuPartitionableKeyBytes();
@@ -245,7 +264,7 @@ RngSiteResult RngSiteFinder::Run() {
       // consumers, as it fuses an unrolled hash.
       if ((geometry.unrolled || geometry.hash_call) && options_.platform == Platform::kGpu) {
         site.whatif.rbg = site.whatif.fused;
-        site.whatif.rbg.memory_bytes = masks;
+        site.whatif.rbg.memory_bytes = SaturatingAdd(masks, reader_masks);
       }
       // XLA:GPU expands rng-bit-generator into Philox and fuses it into the consumer, which
       // computes the global words and keeps its slice: nothing is materialized.

@@ -432,7 +432,13 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
       tensor = shape;
     }
   }
-  if (tensor == nullptr || tensor->ElementCount() == site.local_elements) return;
+  if (tensor == nullptr) return;
+  // The same elements: the bits' flat pieces (XLA:TPU moving a half's pieces of one row by
+  // collective-permutes and selects) make the dropout's tensor, whose shape is the select's.
+  if (tensor->ElementCount() == site.local_elements) {
+    if (site.shape.size() <= 1 && tensor->rank() >= 2) site.shape = tensor->dims();
+    return;
+  }
   site.shape = tensor->dims();
   site.local_elements = tensor->ElementCount();
   site.global_elements = std::max(site.global_elements, site.local_elements);

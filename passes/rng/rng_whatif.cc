@@ -169,12 +169,48 @@ int64_t TpuU32Bytes(int64_t elements) {
   return shape ? PlatformProfile::For(Platform::kTpu).BufferBytes(*shape) : 0;
 }
 
+// The same for a pred vector, packed as the TPU dumps give it (pred[32]{0:T(512)(128)(4,1)}).
+int64_t TpuPredBytes(int64_t elements) {
+  const std::optional<ir::Shape> shape =
+      ir::ParseShape("pred[" + std::to_string(elements) + "]{0:T(512)(128)(4,1)}");
+  return shape ? PlatformProfile::For(Platform::kTpu).BufferBytes(*shape) : 0;
+}
+
+// XLA:TPU's u32 emulation of one u64 multiply of a scalar by a constant, in 16-bit halves
+// (testdata/dumps/jax012_tpu16_flax_dp_partitionable_remat, iota_2x32_shape.926 to .938): the
+// low half's and, product and shift; the high half's shift and product; their sum; its and and
+// two shifts and the sum that make the high word; its shift-left, the low product's and, and
+// the or that make the low word.
+constexpr int64_t kTpuU64MultiplyScalars = 13;
+
 }  // namespace
 
 int64_t TpuPartitionableKeyBytes() { return SaturatingMul(2, TpuU32Bytes(0)); }
 
 int64_t TpuPartitionableCounterBytes(const std::vector<int64_t>& local_shape) {
   if (local_shape.size() < 2) return 0;
+  if (local_shape[0] == 1) {
+    // A leading dimension of local extent 1: the device's offset is the partition id converted
+    // twice (the multiply by the extent folds away), and its iota, of one element, folds into
+    // that scalar, so the multiply by the dimension's row-major stride, a u64 one, runs on the
+    // scalar unit, unfused, in XLA:TPU's u32 emulation (kTpuU64MultiplyScalars). Adding that
+    // u64 offset to the next dimension's counters carries: that dimension keeps its lo words,
+    // the carry flags (lo < offset's lo) and the hi words without and with the carry, where a
+    // leading extent above 1 keeps hi and lo of the leading dimension and of the next
+    // (jax012_tpu16_{flax_dp,fsdp}_partitionable_remat: convert.37, convert.38, the 13
+    // iota_2x32_shape scalars, fusion.715, broadcast_compare_fusion, add_add_fusion.9 and
+    // broadcast_add_fusion.1 of u32[32] and pred[32]; 512 B each). The further dimensions but
+    // the minor-most keep hi and lo.
+    int64_t bytes = SaturatingMul(2 + kTpuU64MultiplyScalars, TpuU32Bytes(0));
+    if (local_shape.size() >= 3) {
+      bytes = SaturatingAdd(bytes, SaturatingMul(3, TpuU32Bytes(local_shape[1])));
+      bytes = SaturatingAdd(bytes, TpuPredBytes(local_shape[1]));
+    }
+    for (size_t d = 2; d + 1 < local_shape.size(); ++d) {
+      bytes = SaturatingAdd(bytes, SaturatingMul(2, TpuU32Bytes(local_shape[d])));
+    }
+    return bytes;
+  }
   // The device's offset: partition id converted, times the shard's extent, converted.
   int64_t bytes = SaturatingMul(3, TpuU32Bytes(0));
   for (size_t d = 0; d + 1 < local_shape.size(); ++d) {

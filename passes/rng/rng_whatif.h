@@ -6,7 +6,8 @@
 // of the same program in both threefry modes (testdata/; tools/rng_flip_table.py prints every
 // pair, rng_site_analysis_test.cc asserts the XLA:CPU ones within 10 %), with u32 bits (an f32
 // dropout). Where the platform fuses (rng_site_analysis.cc): an unrolled partitionable hash
-// fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own,
+// fused into its consumers keeps only the dropout masks XLA:GPU keeps in buffers of their own
+// (in a replicated dump: the site's masks, and those a consumer computing only the mask outputs),
 // and on XLA:GPU rng-bit-generator becomes Philox fused the same way. With nl local elements, n
 // global, P shards, words of 4 bytes, and m = ceil(n/2)/H counter pairs hashed per device, where
 // H is the number of pieces XLA's partitioner splits replicated mode's flat counters into: the
@@ -60,7 +61,10 @@
 //                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
 //                  bytes are sent every time the computation runs. Not modelled: a half's
 //                  piece of one row (16 devices), moved by permutes and selects; a second,
-//                  relaid-out copy of the mask some consumers read (Megatron: 5% under).
+//                  row-major copy of the mask, which XLA:TPU makes where the consumer reads
+//                  it through a bitcast to the dropout's shape instead of fusing the reshape
+//                  (every site of jax012_tpu4_megatron_replicated_remat, copy.244 of
+//                  fusion.94: 5% under; nothing in the partitionable twin shows it).
 //   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
 //                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
 //                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
@@ -71,9 +75,12 @@
 //                  minor-most (that one the hash's fusion computes itself), plus the device's
 //                  offset along its shard (partition id converted, times the shard's extent,
 //                  converted: 3 scalars). Each buffer is whole 512-byte TPU units
-//                  (PlatformProfile::BufferBytes). Not modelled: a leading dimension of local
-//                  extent 1, whose u64 offset multiply XLA:TPU emulates in 14 unfused scalars
-//                  (16 devices, batch 16: 28-35% under).
+//                  (PlatformProfile::BufferBytes). A leading dimension of local extent 1
+//                  folds into the offset, a scalar: its u64 multiply by the dimension's stride
+//                  runs unfused in XLA:TPU's u32 emulation (13 scalars, besides the partition
+//                  id's 2 converts), and adding it to the next dimension's counters carries
+//                  (that dimension's lo words, carry flags, and hi words without and with the
+//                  carry: 4 vectors; TpuPartitionableCounterBytes).
 //   hash call      cu_threefry2x32 is not partitioned: every device passes it the global
 //                  counters and gets the global outputs. Partitionable: hi and lo counters and
 //                  both outputs, 4 x 4n. Replicated: the device's pieces (2 x 4m) all-gathered

@@ -102,6 +102,11 @@ TEST_CASE("XLA:TPU's fused partitionable hash keeps key scalars and per-dimensio
   // A vector past one 128-word tile takes whole tiles.
   CHECK(TpuPartitionableCounterBytes({256, 64}) == 3 * 512 + 2 * 1024);
   CHECK(TpuPartitionableCounterBytes({4096}) == 0);  // the minor-most is fused
+  // A leading dimension of local extent 1 (jax012_tpu16_flax_dp_partitionable_remat, u32[1,32,64]
+  // per device): 15 scalars (2 converts, the u64 multiply's 13) and the next dimension's lo,
+  // carry (pred[32]), hi and hi + 1.
+  CHECK(TpuPartitionableCounterBytes({1, 32, 64}) == 19 * 512);
+  CHECK(TpuPartitionableCounterBytes({1, 4096}) == 15 * 512);  // the next is the minor-most
 }
 
 }  // namespace
