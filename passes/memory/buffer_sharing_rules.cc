@@ -188,7 +188,6 @@ std::string_view FusionKind(const HloInstruction& instruction) {
 
 namespace {
 
-// A case added here is added to MayWriteInPlace too.
 std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
                                              SharingRuleMemo& memo) {
   switch (instruction.opcode) {
@@ -240,38 +239,20 @@ std::vector<InPlacePair> ComputeInPlacePairs(const HloInstruction& instruction,
   }
 }
 
-// ComputeInPlacePairs' default: no operand is written in place.
-bool MayWriteInPlace(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kDynamicUpdateSlice:
-    case Opcode::kScatter:
-    case Opcode::kAllReduceStart:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kCustomCall:
-    case Opcode::kAsyncStart:
-    case Opcode::kFusion:
-    case Opcode::kSetDimensionSize:
-    case Opcode::kRaggedAllToAll:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 const std::vector<InPlacePair>& InPlaceInputOutputPairs(const HloInstruction& instruction,
                                                         SharingRuleMemo& memo) {
-  // Most instructions write nothing in place; one shared empty answer spares a memo entry each.
-  static const std::vector<InPlacePair> kNone;
-  if (!MayWriteInPlace(instruction.opcode)) return kNone;
-  // Every other answer is kept (not only fusions'): callers iterate the returned vector while the
-  // recursion adds entries, and an unordered_map's elements stay where they are.
   if (const auto it = memo.in_place.find(&instruction); it != memo.in_place.end()) {
     return it->second;
   }
   std::vector<InPlacePair> pairs = ComputeInPlacePairs(instruction, memo);
+  // Most instructions write nothing in place and answer in O(1): one shared empty answer spares
+  // them a memo entry each (a million on a flat graph). A fusion's answer walks its body, so it
+  // is kept even when empty. Kept answers stay where they are (an unordered_map's elements do):
+  // callers iterate the returned vector while the recursion adds entries.
+  static const std::vector<InPlacePair> kNone;
+  if (pairs.empty() && instruction.opcode != Opcode::kFusion) return kNone;
   return memo.in_place.insert_or_assign(&instruction, std::move(pairs)).first->second;
 }
 
