@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "passes/memory/heap_occupancy.h"
+
 namespace spmdsim::passes {
 
 int32_t HeapRecorder::Canonical(int32_t interval) const {
@@ -65,113 +67,6 @@ std::string PackingOrderName(PackingOrder order) {
 }
 
 namespace {
-
-struct Chunk {
-  int64_t offset = 0;
-  int64_t size = 0;
-  int64_t end() const { return ir::SaturatingAdd(offset, size); }
-};
-
-// Committed (interval, chunk) pairs, searchable by time overlap (XLA's BufferIntervalTree). The
-// pairs overlapping [s, e] are those live at s and those starting in (s, e]. The first are a
-// stabbing query: a segment tree over time keeps each pair at the O(log T) nodes that cover its
-// range, and the nodes on the path to s hold exactly the pairs live at s. The second are the
-// pairs listed at each start time, found through a two-level bitmap of the times where some
-// pair starts. So a query costs O(log T + k + (e - s) / 4096) for its k pairs, where XLA's tree
-// (an unbalanced search tree on start, fed nearly sorted starts by the packing orders) and any
-// tree on start alone also visit the pairs that ended before s. The set found is the same.
-class IntervalTree {
- public:
-  // Every time given to Add lies in [first, last].
-  IntervalTree(int64_t first, int64_t last) : first_(first) {
-    const auto times = static_cast<size_t>(last - first + 1);
-    while (leaves_ < times) leaves_ *= 2;
-    covering_.resize(2 * leaves_);
-    first_starting_.assign(times, -1);
-    starts_.assign((times + 63) / 64, 0);
-    start_words_.assign((starts_.size() + 63) / 64, 0);
-  }
-
-  void Add(int64_t start, int64_t end, Chunk chunk, int32_t owner) {
-    const auto id = static_cast<int32_t>(pairs_.size());
-    const auto begin = static_cast<size_t>(start - first_);
-    pairs_.push_back(Pair{start, end, chunk, owner, first_starting_[begin]});
-    first_starting_[begin] = id;
-    starts_[begin / 64] |= uint64_t{1} << (begin % 64);
-    start_words_[begin / 4096] |= uint64_t{1} << (begin / 64 % 64);
-    if (end < start) return;
-    // The canonical nodes of [start, end].
-    for (size_t lo = begin + leaves_, hi = static_cast<size_t>(end - first_) + leaves_ + 1; lo < hi;
-         lo /= 2, hi /= 2) {
-      if (lo & 1) covering_[lo++].push_back(id);
-      if (hi & 1) covering_[--hi].push_back(id);
-    }
-  }
-
-  // Appends the chunks of pairs whose [start, end] overlaps [start, end], once per owner
-  // (`seen[owner] == stamp` marks owners already taken).
-  void Overlapping(int64_t start, int64_t end, std::vector<Chunk>& out, std::vector<int64_t>& seen,
-                   int64_t stamp) const {
-    const int64_t last = first_ + static_cast<int64_t>(first_starting_.size()) - 1;
-    if (end < first_ || start > last || end < start) return;
-    const auto take = [&](int32_t id) {
-      const Pair& pair = pairs_[static_cast<size_t>(id)];
-      if (pair.start <= end && pair.end >= start && seen[pair.owner] != stamp) {
-        seen[pair.owner] = stamp;
-        out.push_back(pair.chunk);
-      }
-    };
-    size_t from = 0;
-    if (start >= first_) {
-      const auto at = static_cast<size_t>(start - first_);
-      for (size_t node = at + leaves_; node >= 1; node /= 2) {
-        for (int32_t id : covering_[node]) take(id);
-      }
-      from = at + 1;
-    }
-    const auto to = static_cast<size_t>(std::min(end, last) - first_);  // inclusive
-    for (size_t time = from; time <= to;) {
-      const size_t word = time / 64;
-      if (time % 4096 == 0 && start_words_[word / 64] == 0) {
-        time += 4096;
-        continue;
-      }
-      const uint64_t bits = starts_[word] & (~uint64_t{0} << (time % 64));
-      if (bits == 0) {
-        time = (word + 1) * 64;
-        continue;
-      }
-      const size_t found = word * 64 + static_cast<size_t>(__builtin_ctzll(bits));
-      if (found > to) break;
-      for (int32_t id = first_starting_[found]; id >= 0;
-           id = pairs_[static_cast<size_t>(id)].next) {
-        take(id);
-      }
-      time = found + 1;
-    }
-  }
-
- private:
-  struct Pair {
-    int64_t start;
-    int64_t end;
-    Chunk chunk;
-    int32_t owner;
-    int32_t next;  // the next pair starting at the same time, -1 at the last
-  };
-
-  int64_t first_;
-  size_t leaves_ = 1;
-  std::vector<std::vector<int32_t>> covering_;  // by segment-tree node: pairs covering it
-  std::vector<int32_t> first_starting_;         // by time
-  std::vector<uint64_t> starts_;                // a bit per time: some pair starts there
-  std::vector<uint64_t> start_words_;           // a bit per word of starts_: it is not zero
-  std::vector<Pair> pairs_;
-};
-
-int64_t AlignUp(int64_t value, int64_t alignment) {
-  return ir::SaturatingAlignUp(value, alignment);
-}
 
 struct Prepared {
   std::vector<std::vector<int32_t>> colocations;  // transitive, by allocated interval
@@ -277,74 +172,38 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
     first_time = k == 0 ? lo : std::min(first_time, lo);
     last_time = k == 0 ? hi : std::max(last_time, hi);
   }
-  IntervalTree tree(first_time, last_time);
-  std::vector<Chunk> used;
-  struct Free {
-    int64_t offset;
-    int64_t end;
-  };
-  std::vector<Free> free_chunks;
-  std::vector<int64_t> seen(intervals.size(), -1);
-  int64_t stamp = 0;
+  HeapOccupancy taken(first_time, last_time, alignment);
+  std::vector<OccupiedRange> ranges;
   for (int32_t i : sorted) {
     const HeapInterval& interval = intervals[static_cast<size_t>(i)];
     const int64_t needed = p.max_size[i];
-    used.clear();
-    ++stamp;
+    ranges.clear();
     if (whole_span) {
-      tree.Overlapping(p.min_start[i], p.max_end[i], used, seen, stamp);
+      taken.Query(p.min_start[i], p.max_end[i], ranges);
     } else {
-      for (const auto& [start, end] : p.spans[i]) tree.Overlapping(start, end, used, seen, stamp);
+      for (const auto& [start, end] : p.spans[i]) taken.Query(start, end, ranges);
     }
-    int64_t offset = 0;
-    if (!used.empty()) {
-      std::sort(used.begin(), used.end(),
-                [](const Chunk& a, const Chunk& b) { return a.offset < b.offset; });
-      free_chunks.clear();
-      int64_t free_start = 0;
-      int64_t current_offset = used[0].offset;
-      int64_t current_end = used[0].end();
-      for (size_t u = 1; u < used.size(); ++u) {
-        if (used[u].offset < current_end) {
-          current_end = std::max(current_end, used[u].end());
-          continue;
-        }
-        if (current_offset - free_start >= interval.size) {
-          free_chunks.push_back(Free{free_start, current_offset});
-        }
-        free_start = std::max(free_start, AlignUp(current_end, alignment));
-        current_offset = used[u].offset;
-        current_end = used[u].end();
+    // The free gaps between the taken ranges that hold the interval, then the space above them;
+    // the smallest gap that holds the buffer and its colocations wins, then the lowest. Range
+    // ends are aligned, so every gap starts at an aligned offset.
+    int64_t best_offset = ranges.empty() ? 0 : ranges.back().hi;
+    int64_t best_size = INT64_MAX;
+    int64_t free_start = 0;
+    for (const OccupiedRange& range : ranges) {
+      const int64_t size = range.lo - free_start;
+      if (size >= interval.size && size >= needed && size < best_size) {
+        best_offset = free_start;
+        best_size = size;
       }
-      if (current_offset - free_start >= interval.size) {
-        free_chunks.push_back(Free{free_start, current_offset});
-      }
-      free_start = std::max(free_start, AlignUp(current_end, alignment));
-      free_chunks.push_back(Free{free_start, INT64_MAX});
-      // The smallest free chunk (then the lowest) that holds the buffer and its colocations.
-      const Free* best = nullptr;
-      for (const Free& chunk : free_chunks) {
-        const int64_t aligned = AlignUp(chunk.offset, alignment);
-        if (chunk.end != INT64_MAX && ir::SaturatingAdd(aligned, needed) > chunk.end) continue;
-        if (best == nullptr) {
-          best = &chunk;
-          continue;
-        }
-        const int64_t size = chunk.end - chunk.offset;
-        const int64_t best_size = best->end - best->offset;
-        if (size < best_size || (size == best_size && chunk.offset < best->offset)) {
-          best = &chunk;
-        }
-      }
-      offset = AlignUp(best->offset, alignment);
+      free_start = range.hi;
     }
-    const Chunk chunk{offset, needed};
-    result.heap_size = std::max(result.heap_size, chunk.end());
+    const int64_t offset = best_offset;
+    result.heap_size = std::max(result.heap_size, ir::SaturatingAdd(offset, needed));
     result.offsets[static_cast<size_t>(i)] = offset;
     if (whole_span) {
-      tree.Add(p.min_start[i], p.max_end[i], chunk, i);
+      taken.Add(p.min_start[i], p.max_end[i], offset, needed);
     } else {
-      for (const auto& [start, end] : p.spans[i]) tree.Add(start, end, chunk, i);
+      for (const auto& [start, end] : p.spans[i]) taken.Add(start, end, offset, needed);
     }
     for (int32_t c : p.colocations[i]) result.offsets[static_cast<size_t>(c)] = offset;
   }
