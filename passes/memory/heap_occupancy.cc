@@ -1,10 +1,32 @@
 #include "passes/memory/heap_occupancy.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <utility>
 
 #include "ir/checked_math.h"
 
 namespace spmdsim::passes {
+
+namespace {
+
+// The ranges of the sorted, disjoint [first, last) that overlap or touch `range`, which grows to
+// cover them: inserting it means replacing them with it.
+template <typename It>
+std::pair<It, It> Absorb(It first, It last, OccupiedRange& range) {
+  // The earlier ranges end before range.lo: they neither overlap nor touch.
+  const It from = std::lower_bound(first, last, range.lo,
+                                   [](const OccupiedRange& r, int64_t lo) { return r.hi < lo; });
+  It to = from;
+  while (to != last && to->lo <= range.hi) {
+    range.lo = std::min(range.lo, to->lo);
+    range.hi = std::max(range.hi, to->hi);
+    ++to;
+  }
+  return {from, to};
+}
+
+}  // namespace
 
 HeapOccupancy::HeapOccupancy(int64_t first, int64_t last, int64_t alignment)
     : first_(first), last_(std::max(first, last)), alignment_(alignment) {
@@ -76,6 +98,20 @@ void HeapOccupancy::Unite(std::vector<OccupiedRange>& into, const RangeSet& set)
   const auto last = first + set.size;
   if (into.empty()) {
     into.assign(first, last);
+    return;
+  }
+  if (set.size * 4 < into.size()) {
+    // A few ranges into many: each by binary search, not a pass over all.
+    for (auto it = first; it != last; ++it) {
+      OccupiedRange range = *it;
+      const auto [from, to] = Absorb(into.begin(), into.end(), range);
+      if (from == to) {
+        into.insert(from, range);
+      } else {
+        *from = range;
+        into.erase(from + 1, to);
+      }
+    }
     return;
   }
   // Both are sorted and disjoint: a merge by lo, joining what overlaps or touches.
