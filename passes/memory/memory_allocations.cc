@@ -180,7 +180,7 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   return xla_value_order_;
 }
 
-std::vector<int32_t> PeakMemoryBuilder::AssignmentOrder() const {
+std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder() const {
   std::vector<int64_t> position(df_.values().size(), 0);
   {
     PostOrderPositions at(module_);
@@ -219,9 +219,9 @@ std::vector<int32_t> PeakMemoryBuilder::AssignmentOrder() const {
         Key{BufferBytes(buffer), buffer_position[buffer.id], buffer.id, buffer.live_out});
   }
   std::sort(keys.begin(), keys.end());
-  std::vector<int32_t> order;
+  std::vector<SizedBuffer> order;
   order.reserve(keys.size());
-  for (const Key& key : keys) order.push_back(key.id);
+  for (const Key& key : keys) order.push_back(SizedBuffer{key.id, key.bytes});
   return order;
 }
 
@@ -373,9 +373,8 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     }
     return taken;
   };
-  for (int32_t buffer_id : AssignmentOrder()) {
+  for (const auto [buffer_id, bytes] : AssignmentOrder()) {
     const HloBuffer& buffer = alias_.buffers()[buffer_id];
-    const int64_t bytes = BufferBytes(buffer);
     const BufferKind kind = kind_[buffer_id];
     const auto add = [&](bool readonly) {
       allocations.push_back(Allocation{bytes,

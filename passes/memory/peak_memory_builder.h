@@ -141,7 +141,12 @@ class PeakMemoryBuilder {
   // values) rank as the value they copy.
   const std::vector<int64_t>& XlaValueOrder();
 
-  std::vector<int32_t> AssignmentOrder() const;
+  // The buffers in the order XLA's buffer assigner takes them, each with its size.
+  struct SizedBuffer {
+    int32_t id;
+    int64_t bytes;
+  };
+  std::vector<SizedBuffer> AssignmentOrder() const;
 
   // May `user_id`'s value take over `operand_id`'s space where one ends as the other starts?
   bool CanShareAsOperand(int32_t user_id, int32_t operand_id) const;
