@@ -23,7 +23,10 @@
 //                  received by collective-permutes, CounterPermuteWords: 5 x 4m; 2 x 4m for
 //                  H = 2), all-gathers both hash outputs
 //                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
-//                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
+//                  them (4n; a single consumer gets the concatenation fused, as every XLA:CPU
+//                  replicated dump of the corpus shows; the readers counted are those of the
+//                  bits, not another site's key derivation or counters, which read only a value
+//                  the sites share, such as the partition id): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
 //                  Wire: two all-gathers 2 x (H-1)/H x 4n/2, permutes 5 x 4m: each device
 //                  holds 2m of the iota and needs m of each slice from another device's
