@@ -128,8 +128,10 @@ struct RngSite {
   std::string scope;    // op_name prefix that defines the site
   std::string source;   // "file.py:76"
   std::vector<std::string>
-      consumers;               // "dropout (mask and select) in select_add_fusion.3 (forward)"
-  int64_t consumer_count = 0;  // instructions outside the site that read its values
+      consumers;  // "dropout (mask and select) in select_add_fusion.3 (forward)"
+  // Instructions outside the site that read its bits (dropouts, fusions computing from them);
+  // not other sites' members, which read only what the sites share (a key, the partition id).
+  int64_t consumer_count = 0;
   std::vector<RngSiteBuffer> buffers;  // largest first
   int64_t materialized_bytes = 0;      // sum of buffers
   int64_t counter_bytes = 0;           // of which counters and loop state

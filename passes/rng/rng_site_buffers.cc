@@ -350,8 +350,11 @@ void RngSiteFinder::DescribeConsumers(SiteWork& work) {
       // XLA may fuse the bernoulli's compare into the hash: the member hands over the mask, and
       // a consumer selecting with it completes the dropout.
       const bool mask_in_member = ComputesMask(*member);
+      // Another site's member (its key derivation or counters, reading the partition id or a
+      // key the sites share) does not read this site's bits: not a consumer of them.
+      const bool other_site = site_of_.count(user) != 0 || shared_anchors_.count(user) != 0;
       if (user->opcode != Opcode::kTuple && user->opcode != Opcode::kWhile) {
-        consumer_set.insert(user);
+        if (!other_site) consumer_set.insert(user);
         // The member's own buffer is held until its direct reader (a collective's copy is a
         // buffer of its own).
         if ((member != work.anchor || BitsLeave(work)) && CrossesIntoBackward(member, direct)) {

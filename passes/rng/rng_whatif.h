@@ -23,7 +23,10 @@
 //                  received by collective-permutes, CounterPermuteWords: 5 x 4m; 2 x 4m for
 //                  H = 2), all-gathers both hash outputs
 //                  (2 x 4n/2) and, when more than one instruction reads the bits, concatenates
-//                  them (4n; a single consumer gets the concatenation fused): 4n [+ 4n] + 36m,
+//                  them (4n; a single consumer gets the concatenation fused, as every XLA:CPU
+//                  replicated dump of the corpus shows; the readers counted are those of the
+//                  bits, not another site's key derivation or counters, which read only a value
+//                  the sites share, such as the partition id): 4n [+ 4n] + 36m,
 //                  plus SharedReplicatedCounterBytes once per module and geometry.
 //                  Wire: two all-gathers 2 x (H-1)/H x 4n/2, permutes 5 x 4m: each device
 //                  holds 2m of the iota and needs m of each slice from another device's
@@ -60,11 +63,19 @@
 //                  a computation: once per computation and geometry, the iota's piece and
 //                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
 //                  bytes are sent every time the computation runs. Not modelled: a half's
-//                  piece of one row (16 devices), moved by permutes and selects; a second,
+//                  piece of one row (16 devices), moved by permutes and selects (the halves are
+//                  hashed as rows of the tensor, so at most B/2 ways for B global rows: u32[2048]
+//                  pieces, H = 8 of 16 devices, in jax012_tpu16_{flax_dp,fsdp}_replicated_remat;
+//                  per site 12 relaid-out rows [1,S,...] and 5 permutes of a row there, 9 and 4
+//                  with 2 rows per device in jax012_tpu16_megatron: two geometries, too few to
+//                  read the device order of libtpu's reshard off); a second,
 //                  row-major copy of the mask, which XLA:TPU makes where the consumer reads
 //                  it through a bitcast to the dropout's shape instead of fusing the reshape
 //                  (every site of jax012_tpu4_megatron_replicated_remat, copy.244 of
-//                  fusion.94: 5% under; nothing in the partitionable twin shows it).
+//                  fusion.94: 5% under; nothing in the partitionable twin shows it. The
+//                  flax_dp and fsdp twins fuse that copy into their dropouts' consumers, output
+//                  fusions of the matmul; Megatron's consumers are loop fusions reading the
+//                  all-reduce).
 //   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
 //                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
 //                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
@@ -92,6 +103,25 @@
 //                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
 //   fused          counters, hash and consumer in one kernel: nothing materialized (the ideal;
 //                  cuda_validate's lowering (d) keeps only the consumer's 1-byte mask).
+//
+// What one compile's dump does not say about the other's (the flip table's remaining misses,
+// testdata/known_gaps.json):
+//   - XLA:GPU's priority fusion decides from its cost model whether a layer norm's Triton fusion
+//     recomputes the dropout's residual add from the mask (keeping the mask in a buffer) or
+//     reads the add's output; the two compiles of one program decide differently in both
+//     directions (gpu16 fsdp: the partitionable compile keeps the forward masks, the replicated
+//     one reads the add; gpu8 seqpar: the reverse), so the masks kept are not a function of the
+//     other dump.
+//   - XLA's HloRematerialization, run where a program exceeds the device's memory, recomputes
+//     the seed-size kernel program's global counters (loop_convert_fusion.remat..remat11 of
+//     jax012_gpu8_seed_flax_dp_partitionable_kernel_remat): how many copies depends on the memory
+//     limit and the schedule, not on the replicated dump.
+//   - The XLA of jaxlib 0.4.30 partitions a concatenation along a sharded dimension into a zero
+//     buffer each device dynamic-update-slices its pieces into, all-reduced (4n on the wire
+//     2(P-1)/P times, SpmdPartitioningVisitor::HandleConcatenate then); today's XLA replicates
+//     the concatenated dimension (HandleElementwiseWithDimsToReplicate: the all-gathers above).
+//     A partitionable dump has no sharded concatenation to tell which partitioner compiled it
+//     (jax04_cpu8_plain_dp).
 //
 // The one model of what each lowering materializes: `spmdsim rng sites` applies it to the sites
 // of a dump, `spmdsim oom` (analyzer/model/oom_rng.h) to the random sites of an OOM listing.
