@@ -3,6 +3,9 @@
 #include "dump/file_reader.h"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "dump/module_loader.h"
@@ -24,6 +27,35 @@ TEST_CASE("file reader: gzip files are decompressed whatever their name") {
                        "report.txt");
   REQUIRE(plain);
   CHECK_FALSE(IsGzip(*plain));
+}
+
+std::string RawBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The output buffer is sized from the trailer's length (a hint): the text must come out whole
+// whatever the trailer says, and a trailer that lies is corrupt data, not a large allocation.
+TEST_CASE("file reader: gzip output does not depend on the trailer's length hint") {
+  const std::string gz =
+      RawBytes(kDump + "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  REQUIRE(IsGzip(gz));
+  const DumpResult<std::string> text = Gunzip(gz);
+  REQUIRE(text);
+  REQUIRE(text->size() > gz.size());
+  // Two members: the last one's trailer gives half the length.
+  const DumpResult<std::string> twice = Gunzip(gz + gz);
+  REQUIRE(twice);
+  CHECK(*twice == *text + *text);
+  for (const uint32_t forged : {uint32_t{1}, uint32_t{0xffffffff}}) {
+    std::string lying = gz;
+    for (size_t k = 0; k < 4; ++k) {
+      lying[lying.size() - 4 + k] = static_cast<char>((forged >> (8 * k)) & 0xff);
+    }
+    const DumpResult<std::string> refused = Gunzip(lying);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "corrupt or truncated gzip data");
+  }
 }
 
 TEST_CASE("file reader: errors are typed and name the file") {
