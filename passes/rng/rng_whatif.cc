@@ -68,7 +68,38 @@ int64_t TpuExchangeBytes(const RngGeometry& g, int64_t word) {
   return SaturatingAdd(bytes, TpuPartitionableKeyBytes());
 }
 
+// XLA:TPU's row reshard (r = 1 or 2 local rows), per site: see the header comment. `row` is one
+// local row [1, S, ...] of m elements.
+int64_t TpuRowReshardBytes(const RngGeometry& g, int64_t word, int64_t rows) {
+  std::vector<int64_t> row = g.local_shape;
+  row[0] = 1;
+  const int64_t m = g.local_elements / rows;
+  int64_t bytes = SaturatingMul(rows == 1 ? 12 : 9, TpuTiledBytes("u32", row));
+  // The flat hash outputs u32[m]{T(1024)}, a bitcast of the tiled row where its minor dimension
+  // is one 128-lane tile wide over whole 8-row tiles ([1,16,128]: folded).
+  const bool flat_row = row.back() == 128 && row[row.size() - 2] % 8 == 0;
+  if (!flat_row) bytes = SaturatingAdd(bytes, SaturatingMul(2 * word, m));
+  // No mask: the compare is fused into the rows' consumers.
+  return SaturatingAdd(bytes, TpuPartitionableKeyBytes());
+}
+
 }  // namespace
+
+int64_t TpuRowReshardRows(const RngGeometry& g) {
+  const std::vector<int64_t>& shape = g.local_shape;
+  const int64_t devices = g.devices > 0 ? g.devices : 1;
+  if (!g.tpu_exchange || g.hash_call || shape.size() < 2 || (shape[0] != 1 && shape[0] != 2)) {
+    return 0;
+  }
+  // Split over the devices (8, 16 and 32 checked by the deviceless compiles) on the leading
+  // dimension alone, B = r P global rows: H = min(P, B/2) = P/2 (r = 1) or P (r = 2) hashing
+  // devices, each one local row of each half. (HashShards is P unless the counters said less.)
+  if (devices < 8 || devices % 2 != 0 || HashShards(g) != devices || g.local_elements <= 0 ||
+      g.global_elements != SaturatingMul(devices, g.local_elements)) {
+    return 0;
+  }
+  return shape[0];
+}
 
 int64_t CounterPermuteWords(const RngGeometry& g) {
   // Unsplit (a module before partitioning) the what-if keeps the pieces a split over 4 or more
@@ -87,13 +118,21 @@ bool TpuExchangeApplies(const RngGeometry& g) {
 }
 
 int64_t TpuReplicatedSharedBytes(const RngGeometry& g) {
-  if (!TpuExchangeApplies(g)) return 0;
   const int64_t word = g.word_bytes > 0 ? g.word_bytes : 4;
+  // Row reshard: the iota's piece of two rows and its permuted copy, seven one-row pieces.
+  if (const int64_t rows = TpuRowReshardRows(g); rows > 0) {
+    return SaturatingMul(11 * word, g.local_elements / rows);
+  }
+  if (!TpuExchangeApplies(g)) return 0;
   return SaturatingMul(word,
                        SaturatingAdd(SaturatingMul(4, PairsPerDevice(g)), CounterPermuteWords(g)));
 }
 
 int64_t TpuReplicatedSharedWireBytes(const RngGeometry& g) {
+  // Row reshard: a permute of the two-row iota piece and three of one row.
+  if (const int64_t rows = TpuRowReshardRows(g); rows > 0) {
+    return SaturatingMul(5 * (g.word_bytes > 0 ? g.word_bytes : 4), g.local_elements / rows);
+  }
   if (!TpuExchangeApplies(g)) return 0;
   return SaturatingMul(g.word_bytes > 0 ? g.word_bytes : 4, CounterPermuteWords(g));
 }
@@ -150,6 +189,14 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
     out.replicated.memory_bytes = TpuExchangeBytes(g, word);
     const int64_t exchanged = SaturatingAdd(SaturatingMul(2, pair_words), local_words);
     out.replicated.wire_bytes_per_device = SaturatingMul(exchanged, hashers - 1) / hashers;
+    out.replicated.counter_wire_bytes = 0;
+  }
+  // XLA:TPU, one or two rows per device: the hashed rows are moved by collective-permutes of one
+  // row each (key-dependent: not counters); the counter pieces are the computation's.
+  if (const int64_t rows = g.unrolled ? TpuRowReshardRows(g) : 0; rows > 0) {
+    out.replicated.memory_bytes = TpuRowReshardBytes(g, word, rows);
+    out.replicated.wire_bytes_per_device =
+        SaturatingMul(SaturatingMul(rows == 1 ? 5 : 4, word), g.local_elements / rows);
     out.replicated.counter_wire_bytes = 0;
   }
   // rbg: not partitioned, the global bits on every device.
@@ -233,7 +280,7 @@ RngCost PerStepCost(const RngCost& per_run, int64_t runs, bool counters_hoisted)
 
 int64_t SharedReplicatedCounterBytes(const RngGeometry& g) {
   // XLA:TPU's exchange keeps them per computation (TpuReplicatedSharedBytes).
-  if (g.unrolled && TpuExchangeApplies(g)) return 0;
+  if (g.unrolled && (TpuExchangeApplies(g) || TpuRowReshardRows(g) > 0)) return 0;
   const int64_t n = std::max(g.global_elements, g.local_elements);
   if (g.hash_call) return SaturatingMul(2 * (g.word_bytes > 0 ? g.word_bytes : 4), n);
   return SaturatingMul(4 * (g.word_bytes > 0 ? g.word_bytes : 4),

@@ -62,20 +62,49 @@
 //                  Wire (H-1)/H x 4 (2m + nl). XLA:TPU CSEs the counters between the sites of
 //                  a computation: once per computation and geometry, the iota's piece and
 //                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
-//                  bytes are sent every time the computation runs. Not modelled: a half's
-//                  piece of one row (16 devices), moved by permutes and selects (the halves are
-//                  hashed as rows of the tensor, so at most B/2 ways for B global rows: u32[2048]
-//                  pieces, H = 8 of 16 devices, in jax012_tpu16_{flax_dp,fsdp}_replicated_remat;
-//                  per site 12 relaid-out rows [1,S,...] and 5 permutes of a row there, 9 and 4
-//                  with 2 rows per device in jax012_tpu16_megatron: two geometries, too few to
-//                  read the device order of libtpu's reshard off); a second,
-//                  row-major copy of the mask, which XLA:TPU makes where the consumer reads
-//                  it through a bitcast to the dropout's shape instead of fusing the reshape
-//                  (every site of jax012_tpu4_megatron_replicated_remat, copy.244 of
-//                  fusion.94: 5% under; nothing in the partitionable twin shows it. The
-//                  flax_dp and fsdp twins fuse that copy into their dropouts' consumers, output
-//                  fusions of the matmul; Megatron's consumers are loop fusions reading the
+//                  bytes are sent every time the computation runs. A half's piece of one
+//                  row (1 or 2 rows per device) is moved by permutes instead (below). Not
+//                  modelled: a second, row-major copy of the mask, which XLA:TPU makes where
+//                  the consumer reads it through a bitcast to the dropout's shape instead of
+//                  fusing the reshape (every site of jax012_tpu4_megatron_replicated_remat,
+//                  copy.244 of fusion.94: 5% under; nothing in the partitionable twin shows
+//                  it. The flax_dp and fsdp twins fuse that copy into their dropouts' consumers,
+//                  output fusions of the matmul; Megatron's consumers are loop fusions reading the
 //                  all-reduce).
+//   replicated on XLA:TPU, 1 or 2 rows per device (TpuRowReshardRows; read off deviceless
+//                  libtpu 0.0.50.1 compiles with jax 0.12.0.1 at 8, 16 and 32 devices:
+//                  tools/research/tpu_reshard/, whose programs are jax.checkpoint'ed dropouts
+//                  under jax.grad as every TPU cell of the corpus is): the halves are hashed as
+//                  rows of the tensor, so the flat hash is split H = min(P, B/2) ways for B
+//                  global rows split over the P devices alone (a sub-axis of the data axis:
+//                  P/2 for one row per device, each piece hashed on 2 devices; P for two), and
+//                  every hashing device hashes one row of each half, m = the elements of one
+//                  local row [1, S, ...]. The reshape of each hashed half to the rows is done by
+//                  collective-permutes of whole rows and selects: per site 5 permutes of a row
+//                  and 12 tiled rows [1, S, ...] materialized for r = 1 local row, 4 permutes
+//                  and 9 rows for r = 2 (the counts do not depend on P), plus the two flat hash
+//                  outputs u32[m]{T(1024)} (2 x 4m; they fold into the rows where a tiled row
+//                  is a bitcast of the flat layout: a minor dimension of 128 over a multiple of
+//                  8, seen for [1,16,128]) and the key scalars as for the exchange. No mask:
+//                  the compare is fused into the rows' consumers as far as the dumps show (no
+//                  pred row in the research dumps nor at any site of jax012_tpu16_megatron; 2 of
+//                  8 sites of jax012_tpu16_flax_dp keep one, 4 KiB, which the what-if leaves
+//                  out). Wire: the permutes' bytes as spmdsim counts XLA's (a collective-permute
+//                  at its operand's bytes, whatever its pairs: collective_analysis.cc), 5 x 4m
+//                  (r = 1) or 4 x 4m (r = 2) per site (a device itself sends at most 3 rows,
+//                  (5/2 - 4/P) on average, for r = 1; at most 2, (2 - 2/P) on average, for
+//                  r = 2). Once per computation and geometry: the iota's piece (2m) and its
+//                  permuted copy (2m), seven one-row counter pieces: 11 x 4m, and 4 permutes
+//                  (one of 2m, three of m: 5 x 4m counted, as CounterPermuteWords).
+//                  jax012_tpu16_{flax_dp,fsdp}: 44 permutes for 8 sites of u32[1,32,64];
+//                  jax012_tpu16_megatron (8x2, rows on the data axis): 4 per site and 9 rows.
+//                  Assumed: the remat lowering (the threefry call survives to the SPMD
+//                  partitioner); a plain forward program without jax.checkpoint is rewritten into
+//                  tensor-shaped iotas before partitioning (2 permutes of a row per site, no flat
+//                  pieces), not modelled. Assumed as for the exchange: the tensor is split on its
+//                  leading dimension alone (B = r P; XLA:TPU's partitionable counters, u32 vectors
+//                  without u64 strides, do not tell rng_hash_shards.cc the split). Not checked:
+//                  fewer than 8 devices, r = 3, a leading dimension split over two mesh axes.
 //   partitionable on XLA:TPU (threefry-expanded; libtpu is closed source, so this is read off
 //                  the corpus' TPU dumps): the hash is fused into its consumers, but not the
 //                  key schedule's k0 ^ k1 ^ 0x1BD11BDA (two u32 scalars per site), nor, once per
@@ -200,6 +229,11 @@ bool TpuExchangeApplies(const RngGeometry& geometry);
 // permutes' bytes on the wire.
 int64_t TpuReplicatedSharedBytes(const RngGeometry& geometry);
 int64_t TpuReplicatedSharedWireBytes(const RngGeometry& geometry);
+// XLA:TPU's replicated row reshard applies (see the header comment): the local rows r (1 or 2)
+// of a tensor split over 8 or more devices (on its leading dimension alone, assumed), expanded
+// threefry; 0 where it does not apply. TpuReplicatedSharedBytes and TpuReplicatedSharedWireBytes
+// give its counter pieces too.
+int64_t TpuRowReshardRows(const RngGeometry& geometry);
 
 // Counter pieces XLA:CPU builds once per module for all replicated sites of one geometry (the
 // shared iota and its two slices, CSE'd): 4 x 4m; for the hash call, the global iota 2 x 4n.

@@ -80,6 +80,65 @@ TEST_CASE("XLA:TPU exchanges replicated mode's halves by all-to-alls between til
   CHECK_FALSE(TpuExchangeApplies(g));
 }
 
+TEST_CASE("XLA:TPU moves one or two local rows by permutes of whole rows") {
+  // testdata/dumps/jax012_tpu16_flax_dp_replicated_remat: [16,32,64] on 16 devices, u32[1,32,64]
+  // each; H = min(16, 16/2) = 8, m = 2048 (u32[2048] pieces). Per site 12 tiled rows (16 KiB
+  // each: 64 lanes padded to 128), the two hash outputs u32[2048] (8 KiB each) and the key
+  // scalars (2 x 512 B); 5 permutes of a row.
+  RngGeometry g;
+  g.local_elements = 2048;
+  g.global_elements = 32768;
+  g.devices = 16;
+  g.hash_shards = 16;
+  g.unrolled = true;
+  g.tpu_exchange = true;
+  g.local_shape = {1, 32, 64};
+  REQUIRE(TpuRowReshardRows(g) == 1);
+  CHECK_FALSE(TpuExchangeApplies(g));
+  RngWhatIf w = PredictRngCosts(g);
+  CHECK(w.replicated.memory_bytes == 12 * 16384 + 2 * 8192 + 1024);
+  CHECK(w.replicated.wire_bytes_per_device == 5 * 8192);
+  CHECK(w.replicated.counter_wire_bytes == 0);
+  // Once per computation: the u32[4096] iota piece and its permuted copy, seven u32[2048]
+  // pieces; permutes of u32[4096] and 3 x u32[2048] (44 permutes for the 8 sites there).
+  CHECK(TpuReplicatedSharedBytes(g) == 2 * 16384 + 7 * 8192);
+  CHECK(TpuReplicatedSharedWireBytes(g) == 5 * 8192);
+  CHECK(SharedReplicatedCounterBytes(g) == 0);
+  // A row of 128 lanes over whole 8-row tiles is a bitcast of the flat hash outputs
+  // (tools/research/tpu_reshard: [16,16,128] keeps 12 rows, [16,8,256] 12 rows and the 2 flat).
+  g.local_shape = {1, 16, 128};
+  CHECK(PredictRngCosts(g).replicated.memory_bytes == 12 * 8192 + 1024);
+  g.local_shape = {1, 8, 256};
+  CHECK(PredictRngCosts(g).replicated.memory_bytes == 12 * 8192 + 2 * 8192 + 1024);
+  // jax012_tpu16_megatron_replicated_remat: 8x2 mesh, rows on the data axis, u32[2,32,64] per
+  // device; H = min(8, 16/2) = 8, m = 2048: 9 tiled rows and 4 permutes per site.
+  g.local_elements = 4096;
+  g.devices = 8;
+  g.hash_shards = 8;
+  g.local_shape = {2, 32, 64};
+  REQUIRE(TpuRowReshardRows(g) == 2);
+  w = PredictRngCosts(g);
+  CHECK(w.replicated.memory_bytes == 9 * 16384 + 2 * 8192 + 1024);
+  CHECK(w.replicated.wire_bytes_per_device == 4 * 8192);
+  CHECK(TpuReplicatedSharedBytes(g) == 11 * 4 * 2048);
+  CHECK(TpuReplicatedSharedWireBytes(g) == 5 * 8192);
+  // Not this lowering: a flat hash split fewer ways than the devices (a minor dimension split
+  // too), fewer than 8 devices (not checked), or four rows (the all-to-all exchange).
+  g.hash_shards = 4;
+  CHECK(TpuRowReshardRows(g) == 0);
+  g.devices = 4;
+  g.hash_shards = 4;
+  g.global_elements = 16384;
+  CHECK(TpuRowReshardRows(g) == 0);
+  g.devices = 8;
+  g.hash_shards = 8;
+  g.local_elements = 8192;
+  g.global_elements = 65536;
+  g.local_shape = {4, 32, 64};
+  CHECK(TpuRowReshardRows(g) == 0);
+  CHECK(TpuExchangeApplies(g));
+}
+
 TEST_CASE("a site in a loop sends per run, except the counter exchange a platform hoists") {
   RngCost run;
   run.wire_bytes_per_device = 152 * 1024;
