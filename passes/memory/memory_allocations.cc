@@ -373,7 +373,10 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     }
     return taken;
   };
-  for (const auto [buffer_id, bytes] : AssignmentOrder()) {
+  for (const SizedBuffer& next : AssignmentOrder()) {
+    // Named, not bound: lambdas below capture them (clang before 16 cannot capture bindings).
+    const int32_t buffer_id = next.id;
+    const int64_t bytes = next.bytes;
     const HloBuffer& buffer = alias_.buffers()[buffer_id];
     const BufferKind kind = kind_[buffer_id];
     const auto add = [&](bool readonly) {
