@@ -48,15 +48,7 @@ void HeapOccupancy::Insert(RangeSet& set, OccupiedRange range) {
   }
   const auto first = pool_.begin() + set.begin;
   const auto last = first + set.size;
-  // The first range that ends at or after range.lo: the earlier ones neither overlap nor touch.
-  const auto from = std::lower_bound(first, last, range.lo,
-                                     [](const OccupiedRange& r, int64_t lo) { return r.hi < lo; });
-  auto to = from;
-  while (to != last && to->lo <= range.hi) {
-    range.lo = std::min(range.lo, to->lo);
-    range.hi = std::max(range.hi, to->hi);
-    ++to;
-  }
+  const auto [from, to] = Absorb(first, last, range);
   if (from == to) {
     std::copy_backward(from, last, last + 1);
     *from = range;
