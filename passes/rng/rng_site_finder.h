@@ -96,6 +96,19 @@ const HloComputation* HomeComputation(const HloInstruction* anchor);
 // one parameter is the loop's initial tuple: that is then the call's operand.
 const HloInstruction* LoopInitTuple(const HloInstruction* operand);
 
+// The role of a site's buffer whose first value `instr` defines, in XLA Label's words
+// (rng_buffer_sources.cc).
+SiteBufferRole BufferRole(const HloInstruction* instr, const HloInstruction* anchor,
+                          const HloComputation* home);
+
+// The operand whose values a collective's output at `index` holds; null for anything else.
+const HloInstruction* MovedOperand(const HloInstruction& instr, const ShapeIndex& index);
+
+// Computed from constants alone through at most `depth` more instructions (broadcasts, copies,
+// reshapes, converts, fusions of those): such a value holds no other computation's data.
+constexpr int kMaxConstantDepth = 8;
+bool FromConstantsOnly(const HloInstruction* instr, int depth);
+
 std::string_view LastComponent(std::string_view op_name);
 
 // "jit(_uniform)" -> "uniform"; empty when the component is not a jit(_name).
