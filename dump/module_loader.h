@@ -28,6 +28,9 @@ struct ModuleInput {
   // The platform the user named for it (--platform: "cpu", "gpu", "tpu"); empty when the dump
   // decides (analyzer/model/module_platform.h).
   std::string platform;
+  // The JAX (jaxlib) version the user says compiled it (--jax-version); empty when not given.
+  // The RNG what-if follows that XLA's lowerings (analyzer/model/rng_report.h).
+  std::string jax_version;
 };
 
 struct LoadedInputs {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The flipped-mode what-if against XLA, as a table: for each testdata pair, spmdsim's prediction
-of the other mode's random-bit memory and collective bytes (from one dump) beside what XLA did in
+of the other mode's random-bit memory and collective bytes (from one dump, told the JAX release
+that compiled it with --jax-version) beside what XLA did in
 the other mode's dump (its buffer-assignment sizes of the sites' buffers, the collectives it
 inserted), for every pair of corpus cells that differ only in the mode. Every pair is asserted
 within 5% by analyzer/model/rng_whatif_corpus_test.cc (the failing ones listed in
@@ -33,9 +34,10 @@ def mode_pairs():
     return pairs
 
 
-def rng_sites(spmdsim, program):
+def rng_sites(spmdsim, program, jax_version=None):
+    version = ["--jax-version", jax_version] if jax_version else []
     out = subprocess.run([spmdsim, "rng", "sites", f"testdata/dumps/{program}", "--format", "json",
-                          "--module", "jit_train_step", "--stage", "after"],
+                          "--module", "jit_train_step", "--stage", "after", *version],
                          capture_output=True, text=True, check=True)
     modules = json.loads(out.stdout)["modules"]
     return next(m for m in modules if m["stage"] == "after_optimizations")["rng"]
@@ -63,8 +65,11 @@ def main():
     print("| from -> to | memory predicted | XLA buffer assignment | error "
           "| wire predicted | XLA collectives | error |")
     print("|---|---:|---:|---:|---:|---:|---:|")
+    with open("testdata/manifest.json") as f:
+        versions = {p["name"]: p.get("jax_version") for p in json.load(f)["programs"]}
     for source, target, mode in mode_pairs():
-        predicted = rng_sites(spmdsim, source)["totals"]["whatif"][mode]
+        # Told the JAX release that compiled the dump, as a user would (--jax-version).
+        predicted = rng_sites(spmdsim, source, versions.get(source))["totals"]["whatif"][mode]
         sizes = xla_value_sizes(target)
         memory = wire = 0
         for site in rng_sites(spmdsim, target)["sites"]:

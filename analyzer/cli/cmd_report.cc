@@ -99,6 +99,7 @@ void RegisterReportCommand(CLI::App& app, RunFn& run) {
       "One self-contained HTML page of memory, collectives and RNG costs per module; with "
       "--trace, the simulated step as a trace for ui.perfetto.dev");
   AddInputOptions(*command, options->input, /*with_format=*/false);  // HTML only
+  AddJaxVersionOption(*command, options->input.jax_version);
   command->add_option("-o,--output", options->output, "The HTML file to write (- for stdout)")
       ->required();
   std::string presets;

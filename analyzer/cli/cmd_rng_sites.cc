@@ -51,6 +51,7 @@ void RegisterRngSitesSubcommand(CLI::App& rng, RunFn& run) {
       "sites",
       "Find every random-number site of a dump: mode, buffers, collectives, what-if per mode");
   AddInputOptions(*command, options->input);
+  AddJaxVersionOption(*command, options->input.jax_version);
   command->add_flag("--all", options->all, "Also list key-derivation sites (split, fold_in)");
   command->add_option("--buffers", options->buffers, "Buffers listed per site in text")
       ->capture_default_str();

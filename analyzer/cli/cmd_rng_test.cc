@@ -1,10 +1,12 @@
 // Runs the built `spmdsim rng bits` (SPMDSIM_BINARY) and compares its JSON with the tables the
 // pinned JAX wrote (testdata/rng_tables), plus the usage errors a user can hit.
+#include <array>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analyzer/model/rng_report.h"
 #include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
@@ -72,6 +74,44 @@ TEST_CASE("rng bits text output is one value per line") {
   const RunOutput run = RunSpmdsim("rng bits --seed 1701 --shape 3 --bits 16 --mode replicated");
   CHECK(run.exit_code == 0);
   CHECK(run.out == "41682\n1300\n55017\n");
+}
+
+TEST_CASE(
+    "rng sites --jax-version: releases before 0.5.0 all-reduce the concatenation, others "
+    "all-gather") {
+  CHECK(ParseJaxVersion("0.4.30") == std::array<int64_t, 3>{0, 4, 30});
+  CHECK(ParseJaxVersion("v0.5") == std::array<int64_t, 3>{0, 5, 0});
+  CHECK(ParseJaxVersion("0.4.36.dev20241122") == std::array<int64_t, 3>{0, 4, 36});
+  CHECK(ParseJaxVersion("0.5.0rc1") == std::array<int64_t, 3>{0, 5, 0});
+  for (const char* bad : {"", "0", "abc", "0.", ".4.30", "0.x", "-1.2"}) {
+    INFO(bad);
+    CHECK_FALSE(ParseJaxVersion(bad).has_value());
+  }
+  CHECK(ConcatLoweringOf("0.4.38") == passes::ConcatLowering::kAllReduce);
+  CHECK(ConcatLoweringOf("0.5.0") == passes::ConcatLowering::kAllGather);
+  CHECK(ConcatLoweringOf("0.12.0.1") == passes::ConcatLowering::kAllGather);
+  CHECK(ConcatLoweringOf("") == passes::ConcatLowering::kAllGather);
+
+  // The replicated what-if of the JAX 0.4.30 partitionable dump, with and without the version.
+  const std::string dump = std::string(SPMDSIM_TESTDATA_DIR) +
+                           "/dumps/jax04_cpu8_plain_dp_partitionable_remat "
+                           "--module jit_train_step --stage after --format json";
+  const auto replicated = [&](const std::string& extra) {
+    const RunOutput run = RunSpmdsim("rng sites " + dump + extra);
+    REQUIRE(run.exit_code == 0);
+    return json::parse(run.out).at("modules").at(0).at("rng").at("totals").at("whatif").at(
+        "replicated");
+  };
+  const json today = replicated("");
+  const json old = replicated(" --jax-version 0.4.30");
+  // Per site the all-reduce sends 2 x 7/8 of the 128 KiB concatenation instead of the two
+  // gathers' 7/8 of it: 8 sites x 112 KiB more.
+  CHECK(old.at("wire_bytes_per_device").get<int64_t>() -
+            today.at("wire_bytes_per_device").get<int64_t>() ==
+        8 * 114688);
+  CHECK(old.at("memory_bytes").get<int64_t>() > today.at("memory_bytes").get<int64_t>());
+  CHECK(RunSpmdsim("rng sites " + dump + " --jax-version abc").exit_code == 2);
+  CHECK(RunSpmdsim("report --jax-version 0.x -o /dev/null").exit_code == 2);
 }
 
 TEST_CASE("rng bits refuses bad requests with exit code 2") {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analyzer/emit/progress.h"
+#include "analyzer/model/rng_report.h"
 #include "dump/file_reader.h"
 
 namespace spmdsim::analyzer {
@@ -42,6 +43,19 @@ void AddPlatformOption(CLI::App& command, std::string& platform) {
                   "auto (decided from the dump: file names, layouts, custom calls)")
       ->check(CLI::IsMember({"auto", "cpu", "gpu", "tpu"}))
       ->capture_default_str();
+}
+
+void AddJaxVersionOption(CLI::App& command, std::string& version) {
+  command
+      .add_option("--jax-version", version,
+                  "The JAX (jaxlib) release that compiled the dump, such as 0.4.30: the what-if of "
+                  "replicated threefry follows its XLA (before 0.5.0 a sharded concatenation is "
+                  "all-reduced, not all-gathered); default today's")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return ParseJaxVersion(text) ? "" : "must be a release such as 0.4.30, not " + text;
+          },
+          "VERSION"));
 }
 
 void AddStageOption(CLI::App& command, std::string& stage) {
@@ -169,6 +183,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     for (const std::string& note : outcome.inputs.notes) std::cerr << "note: " << note << "\n";
     for (auto& module : outcome.inputs.modules) {
       if (options.platform != "auto") module.platform = options.platform;
+      module.jax_version = options.jax_version;
       for (const auto& warning : module.module->warnings) std::cerr << warning.ToString() << "\n";
       const int64_t hidden =
           module.module->warning_count - static_cast<int64_t>(module.module->warnings.size());

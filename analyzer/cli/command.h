@@ -35,6 +35,7 @@ struct InputOptions {
   std::string module_filter;        // --module
   std::string stage = "all";        // --stage: all | before_optimizations | after_optimizations
   std::string platform = "auto";    // --platform: auto | cpu | gpu | tpu
+  std::string jax_version;          // --jax-version (commands with the RNG what-if); empty: today's
 };
 
 // Adds the shared input options (positional FILE|DIR..., --format unless `with_format` is false,
@@ -43,6 +44,9 @@ void AddInputOptions(CLI::App& command, InputOptions& options, bool with_format 
 
 // Adds --platform alone (for commands with their own inputs): auto, cpu, gpu or tpu.
 void AddPlatformOption(CLI::App& command, std::string& platform);
+
+// Adds --jax-version: the JAX (jaxlib) release that compiled the dump, for the RNG what-if.
+void AddJaxVersionOption(CLI::App& command, std::string& version);
 
 // Adds --stage alone (for commands with their own inputs): all, before, after,
 // before_optimizations, after_optimizations or unknown; stored as "all" or the full stage name.

@@ -1,5 +1,6 @@
 #include "analyzer/model/rng_report.h"
 
+#include <charconv>
 #include <memory>
 
 #include "analyzer/model/module_platform.h"
@@ -23,6 +24,36 @@ std::unique_ptr<ir::HloModule> SourceModule(const dump::ModuleInput& input) {
 }
 
 }  // namespace
+
+std::optional<std::array<int64_t, 3>> ParseJaxVersion(std::string_view text) {
+  if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.remove_prefix(1);
+  std::array<int64_t, 3> version{0, 0, 0};
+  const char* at = text.data();
+  const char* const end = text.data() + text.size();
+  size_t parts = 0;
+  while (parts < version.size()) {
+    if (parts > 0) {
+      if (at == end || *at != '.') break;
+      ++at;
+    }
+    if (at == end || *at < '0' || *at > '9') break;  // no sign
+    const auto [next, error] = std::from_chars(at, end, version[parts]);
+    if (error != std::errc()) break;
+    at = next;
+    ++parts;
+  }
+  // MAJOR.MINOR at least; whatever follows the numbers (".dev...", "rc1") is a suffix.
+  if (parts < 2) return std::nullopt;
+  return version;
+}
+
+passes::ConcatLowering ConcatLoweringOf(std::string_view jax_version) {
+  const auto version = ParseJaxVersion(jax_version);
+  if (version && *version < std::array<int64_t, 3>{0, 5, 0}) {
+    return passes::ConcatLowering::kAllReduce;
+  }
+  return passes::ConcatLowering::kAllGather;
+}
 
 passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
                                                  passes::MemoryAnalysisOptions base,
@@ -48,6 +79,7 @@ passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
   options.collectives = inputs.collectives;
   options.stage = StageHintOf(input);
   options.platform = memory.platform.platform;
+  options.concat = ConcatLoweringOf(input.jax_version);
   passes::RngSiteResult rng = passes::AnalyzeRngSites(analyses, options);
   if (passes::SomeSitesSizableFromSource(rng)) {
     // Loaded only when needed: a before-optimizations module is as large as the optimized one.

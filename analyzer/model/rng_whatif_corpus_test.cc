@@ -3,7 +3,8 @@
 // replicated, rbg), spmdsim's prediction of the twin's mode from this program's dump, against
 // what XLA did in the twin's dump: the buffer-assignment sizes of its sites' buffers, and the
 // wire bytes of the collectives it inserted for them. Within 5% each, as `rng sites` computes it
-// (analyzer/model/rng_report.h). tools/rng_flip_table.py prints the same pairs as a table.
+// (analyzer/model/rng_report.h), told the JAX release that compiled the program as a user would
+// (--jax-version, from the manifest). tools/rng_flip_table.py prints the same pairs as a table.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
@@ -69,6 +70,8 @@ passes::RngSiteResult Rng(const json& program) {
   REQUIRE(outcome.inputs.modules.size() == 1);
   dump::ModuleInput& input = outcome.inputs.modules[0];
   input.files = dump::FindModuleFiles(path);  // the platform and the source module beside it
+  // What a user of that JAX names (--jax-version): its XLA's lowering of the other mode.
+  input.jax_version = program.value("jax_version", "");
   passes::ModuleAnalyses analyses(*input.module);
   return BuildRngReport(input, analyses);
 }

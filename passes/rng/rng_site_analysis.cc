@@ -203,6 +203,7 @@ RngSiteResult RngSiteFinder::Run() {
       geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
       geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
       geometry.local_shape = site.shape;
+      geometry.concat = options_.concat;
       site.whatif = PredictRngCosts(geometry);
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps

@@ -66,6 +66,9 @@ struct RngSiteOptions {
   // The platform that compiled the module, when known: the what-if follows its lowerings
   // (XLA:GPU expands rng-bit-generator into Philox fused with its consumers).
   std::optional<Platform> platform;
+  // How the XLA that compiled the module concatenates replicated threefry's halves along their
+  // sharded dimension (the user names its JAX release): the replicated what-if follows it.
+  ConcatLowering concat = ConcatLowering::kAllGather;
   // The draws of the same program before optimizations (global shapes: nothing is partitioned
   // yet), by the op_name of their call site, which XLA keeps through its passes. A site whose
   // device offsets cannot be read (the dump elides their table) takes its global size from the

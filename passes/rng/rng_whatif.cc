@@ -157,7 +157,11 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
   // all-gathers and concatenation 8n; loop state and copies 16m; exchanged counter pieces
   // (CounterPermuteWords: 20m). Unrolled: no loop state, the hash outputs 8m; the consumers fuse
   // the concatenation.
-  int64_t replicated = SaturatingMul(g.consumers > 1 && !g.unrolled ? 2 : 1, global_words);
+  // The older partitioner's zero buffer and all-reduce output replace the gathered halves and
+  // the concatenation, which every consumer then reads.
+  const bool all_reduce = g.concat == ConcatLowering::kAllReduce;
+  int64_t replicated =
+      SaturatingMul(all_reduce || (g.consumers > 1 && !g.unrolled) ? 2 : 1, global_words);
   replicated = SaturatingAdd(replicated, SaturatingMul(g.unrolled ? 2 : 4, pair_words));
   replicated = SaturatingAdd(replicated, SaturatingMul(word, CounterPermuteWords(g)));
   // Hoisted out of the site's loop, the device's counter pieces are the loop's state.
@@ -169,6 +173,12 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
     out.replicated.counter_wire_bytes = SaturatingMul(word, CounterPermuteWords(g));
     out.replicated.wire_bytes_per_device =
         SaturatingAdd(SaturatingMul(2, ring), out.replicated.counter_wire_bytes);
+    if (all_reduce) {
+      // One all-reduce of the whole concatenation: each device sends 2 (H-1)/H of it.
+      const int64_t reduced = SaturatingMul(SaturatingMul(2, global_words), hashers - 1) / hashers;
+      out.replicated.wire_bytes_per_device =
+          SaturatingAdd(reduced, out.replicated.counter_wire_bytes);
+    }
   }
 
   if (g.hash_call) {

@@ -41,6 +41,15 @@
 //                  its state: + 2 x 4m per site.
 //   hoisted        partitionable in such a loop: the counter arrays are built once in the
 //                  caller for all sites of a geometry (SharedPartitionableCounterBytes).
+//   replicated, concatenated by all-reduce (ConcatLowering::kAllReduce, the older partitioner;
+//                  not XLA:TPU's exchanges nor the hash call, which keep their own lowerings):
+//                  instead of the gathered halves and their concatenation, the zero buffer the
+//                  pieces are written into in place (4n) and the all-reduce's output (4n), which
+//                  every consumer reads: 8n + 36m (rolled; unrolled 8n + 28m), plus the shared
+//                  counter pieces as above. Wire: the all-reduce, 2 x (H-1)/H x 4n, and the
+//                  permutes 5 x 4m. Read off XLA:CPU (jax04_cpu8_plain_dp_replicated_remat);
+//                  the same partitioner code runs on every platform, but no GPU dump of that
+//                  XLA is in the corpus to show which buffers XLA:GPU keeps.
 //   replicated, unrolled (JAX's GPU/TPU lowering, threefry-expanded): no loop, so no loop
 //                  state or copies; each device's hash outputs (2 x 4m) and the counter pieces
 //                  the permutes deliver (5 x 4m) are buffers of their own, the gathered halves
@@ -145,12 +154,6 @@
 //     the seed-size kernel program's global counters (loop_convert_fusion.remat..remat11 of
 //     jax012_gpu8_seed_flax_dp_partitionable_kernel_remat): how many copies depends on the memory
 //     limit and the schedule, not on the replicated dump.
-//   - The XLA of jaxlib 0.4.30 partitions a concatenation along a sharded dimension into a zero
-//     buffer each device dynamic-update-slices its pieces into, all-reduced (4n on the wire
-//     2(P-1)/P times, SpmdPartitioningVisitor::HandleConcatenate then); today's XLA replicates
-//     the concatenated dimension (HandleElementwiseWithDimsToReplicate: the all-gathers above).
-//     A partitionable dump has no sharded concatenation to tell which partitioner compiled it
-//     (jax04_cpu8_plain_dp).
 //
 // The one model of what each lowering materializes: `spmdsim rng sites` applies it to the sites
 // of a dump, `spmdsim oom` (analyzer/model/oom_rng.h) to the random sites of an OOM listing.
@@ -166,6 +169,14 @@
 #include "passes/rng/rng_site_kinds.h"
 
 namespace spmdsim::passes {
+
+// How XLA's SPMD partitioner lowers a concatenation along a sharded dimension, which replicated
+// threefry makes of its two hash outputs. kAllGather: today's XLA (HandleConcatenate replicates
+// the dimension: HandleElementwiseWithDimsToReplicate, all-gathers of the operands). kAllReduce:
+// the older SpmdPartitioningVisitor::HandleConcatenate, which creates a zero buffer of the whole
+// dimension, dynamic-update-slices each device's pieces into it and all-reduces it within the
+// devices splitting that dimension (jaxlib 0.4.30's XLA: testdata/dumps/jax04_cpu8_plain_dp).
+enum class ConcatLowering { kAllGather, kAllReduce };
 
 struct RngCost {
   int64_t memory_bytes = 0;           // materialized per device
@@ -211,6 +222,10 @@ struct RngGeometry {
   // tiled relayouts (see the header comment); local_shape is the device's tensor.
   bool tpu_exchange = false;
   std::vector<int64_t> local_shape;
+  // How the SPMD partitioner concatenates the halves along their sharded dimension: today's
+  // XLA replicates that dimension (all-gathers); the older one all-reduces a zero buffer each
+  // device updates in place (ConcatLowering in the header comment).
+  ConcatLowering concat = ConcatLowering::kAllGather;
 };
 
 // Replicated mode: the counter words XLA's collective-permutes deliver to a device, for the

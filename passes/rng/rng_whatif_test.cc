@@ -23,6 +23,35 @@ TEST_CASE("replicated mode's wire is two gathers of the halves and the counter p
   CHECK(PredictRngCosts(g).replicated.counter_wire_bytes == 0);
 }
 
+TEST_CASE("the older partitioner all-reduces the concatenation of the halves") {
+  // testdata/dumps/jax04_cpu8_plain_dp_replicated_remat (jaxlib 0.4.30), a site of u32[2,32,64]
+  // per device over 8: the zero buffer the pieces are written into (u32[32768], 128 KiB), its
+  // all-reduce (128 KiB, 224 KiB sent), loop state and copies 4 x 8 KiB, counter pieces 5 x
+  // 8 KiB and their permutes (40 KiB sent): 328 KiB, 264 KiB on the wire, however many
+  // instructions read the all-reduce.
+  RngGeometry g;
+  g.local_elements = 4096;
+  g.global_elements = 32768;
+  g.devices = 8;
+  g.concat = ConcatLowering::kAllReduce;
+  for (const int64_t consumers : {1, 3}) {
+    g.consumers = consumers;
+    const RngWhatIf w = PredictRngCosts(g);
+    CHECK(w.replicated.memory_bytes == 2 * 131072 + 4 * 8192 + 5 * 8192);
+    CHECK(w.replicated.wire_bytes_per_device == 2 * 131072 * 7 / 8 + 5 * 8192);
+    CHECK(w.replicated.counter_wire_bytes == 5 * 8192);
+  }
+  // Today's XLA: the gathered halves, and their concatenation only for several readers.
+  g.concat = ConcatLowering::kAllGather;
+  g.consumers = 1;
+  CHECK(PredictRngCosts(g).replicated.memory_bytes == 131072 + 4 * 8192 + 5 * 8192);
+  g.consumers = 3;
+  CHECK(PredictRngCosts(g).replicated.memory_bytes == 2 * 131072 + 4 * 8192 + 5 * 8192);
+  // The other modes do not depend on it.
+  g.concat = ConcatLowering::kAllReduce;
+  CHECK(PredictRngCosts(g).partitionable.memory_bytes == 4 * 4 * 4096);
+}
+
 TEST_CASE("a flat hash split over fewer devices than the tensor hashes more pairs each") {
   // Megatron sequence parallelism: [16,32,64] as [4,16,64] per device on a 4x2 mesh. The flat
   // counters keep the batch tiles only (H = 4): m = 16384 / 4 = 4096 pairs per device, and each
