@@ -1,4 +1,5 @@
 // spmdsim oom LOGFILE [--format text|json] [--devices N] [--dump FILE|DIR [--module NAME]]
+//     [--jax-version VERSION]
 // Reads XLA's out-of-memory message from a log as users paste it ("-" reads stdin): the
 // allocation that failed, XLA's figures, the peak buffers once (a repeat in the traceback is
 // skipped) with exact sizes from their shapes, largest first by category, and which of them hold
@@ -13,6 +14,7 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/emit/json_text.h"
 #include "analyzer/model/oom_report.h"
+#include "analyzer/model/rng_report.h"
 #include "analyzer/views/oom_view.h"
 #include "analyzer/views/stats_view.h"
 #include "dump/file_reader.h"
@@ -27,6 +29,7 @@ struct OomCommandOptions {
   int64_t devices = 0;  // 0: from --dump, else unknown
   std::string dump;
   std::string module_filter;
+  std::string jax_version;
 };
 
 // The device count and remat evidence of the dump's first after-optimizations module (the
@@ -76,6 +79,7 @@ int RunOom(const OomCommandOptions& command) {
     text = std::move(*contents);
   }
   OomOptions options;
+  options.concat = ConcatLoweringOf(command.jax_version);
   if (command.devices > 0) {
     options.devices = command.devices;
     options.devices_from = "--devices";
@@ -124,6 +128,7 @@ void RegisterOomCommand(CLI::App& app, RunFn& run) {
                       "already rematerialized");
   command->add_option("--module", options->module_filter,
                       "With --dump: only modules whose name contains this");
+  AddJaxVersionOption(*command, options->jax_version);
   command->callback([options, &run] { run = [options] { return RunOom(*options); }; });
 }
 

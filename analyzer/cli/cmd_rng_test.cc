@@ -111,6 +111,27 @@ TEST_CASE(
         8 * 114688);
   CHECK(old.at("memory_bytes").get<int64_t>() > today.at("memory_bytes").get<int64_t>());
   CHECK(RunSpmdsim("rng sites " + dump + " --jax-version abc").exit_code == 2);
+
+  // oom: an OOM listing's site of one consumer keeps the zero buffer besides the all-reduce's
+  // output (4n more) and sends the all-reduce's 2 (P-1)/P instead of the gathers' (P-1)/P of 4n.
+  const std::string log =
+      std::string(SPMDSIM_TESTDATA_DIR) + "/oom/seed_000.log --devices 8 --format json";
+  const auto oom_site = [&](const std::string& extra) {
+    const RunOutput run = RunSpmdsim("oom " + log + extra);
+    REQUIRE(run.exit_code == 0);
+    return json::parse(run.out).at("oom").at("sites").at(0);
+  };
+  const json site_today = oom_site("");
+  const json site_old = oom_site(" --jax-version 0.4.38");
+  const int64_t bits = 4 * site_today.at("global_elements").get<int64_t>();
+  REQUIRE(bits > 0);
+  CHECK(site_old.at("whatif").at("replicated").at("memory_bytes").get<int64_t>() -
+            site_today.at("whatif").at("replicated").at("memory_bytes").get<int64_t>() ==
+        bits);
+  CHECK(site_old.at("whatif").at("replicated").at("wire_bytes_per_device").get<int64_t>() -
+            site_today.at("whatif").at("replicated").at("wire_bytes_per_device").get<int64_t>() ==
+        bits * 7 / 8);
+  CHECK(RunSpmdsim("oom " + log + " --jax-version x").exit_code == 2);
   CHECK(RunSpmdsim("report --jax-version 0.x -o /dev/null").exit_code == 2);
 }
 

@@ -78,6 +78,8 @@ struct OomOptions {
   // The dump shows rematerialized computations (passes/memory/remat_detection.h).
   bool dump_rematerialized = false;
   std::string dump_remat_evidence;  // "jax.checkpoint: instruction ... (op_name ...)"
+  // How the compiling XLA concatenates replicated threefry's halves (--jax-version).
+  passes::ConcatLowering concat = passes::ConcatLowering::kAllGather;
 };
 
 // The message as read (dump::OomMessage) and what spmdsim makes of its listing.

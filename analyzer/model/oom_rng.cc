@@ -93,8 +93,9 @@ void FindSites(OomReport& report) {
 }
 
 // The site's geometry for passes/rng/rng_whatif.h: the listed tensor is one device's.
-passes::RngGeometry Geometry(const OomSite& site, int64_t devices) {
+passes::RngGeometry Geometry(const OomSite& site, int64_t devices, passes::ConcatLowering concat) {
   passes::RngGeometry g;
+  g.concat = concat;
   g.local_elements = site.local_elements;
   g.devices = devices;
   g.global_elements = SaturatingMul(site.local_elements, devices);
@@ -154,7 +155,7 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
   for (OomSite& site : report.sites) {
     local_bits = SaturatingAdd(local_bits, site.largest);
     if (!known) continue;
-    const passes::RngGeometry geometry = Geometry(site, report.devices);
+    const passes::RngGeometry geometry = Geometry(site, report.devices, options.concat);
     site.global_elements = geometry.global_elements;
     site.whatif = passes::PredictRngCosts(geometry);
     rbg = SaturatingAdd(rbg, site.whatif->rbg.memory_bytes);
