@@ -64,7 +64,12 @@ int64_t TpuExchangeBytes(const RngGeometry& g, int64_t word) {
   bytes = SaturatingAdd(bytes, SaturatingMul(4 * word, m));  // all-to-alls and their reduces
   bytes = SaturatingAdd(bytes, TpuTiledBytes("u32", joined));
   bytes = SaturatingAdd(bytes, SaturatingMul(2 * word, g.local_elements));  // back to rows
-  bytes = SaturatingAdd(bytes, TpuTiledBytes("pred", shape));               // the mask
+  // The mask, relaid out as [b, H, S/H, ...] with H major; it reaches its readers through a
+  // row-major copy of as many bytes unless its pieces are one 8-row tile high (S/H = 8): 17
+  // deviceless compiles, tools/research/tpu_mask_copy/.
+  const int64_t mask = TpuTiledBytes("pred", shape);
+  const bool mask_copied = shape.size() >= 3 && shape[1] / h != 8;
+  bytes = SaturatingAdd(bytes, SaturatingMul(mask_copied ? 2 : 1, mask));
   return SaturatingAdd(bytes, TpuPartitionableKeyBytes());
 }
 

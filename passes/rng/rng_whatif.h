@@ -72,14 +72,15 @@
 //                  a computation: once per computation and geometry, the iota's piece and
 //                  its slices (4 x 4m) and the permuted pieces (CounterPermuteWords), whose
 //                  bytes are sent every time the computation runs. A half's piece of one
-//                  row (1 or 2 rows per device) is moved by permutes instead (below). Not
-//                  modelled: a second, row-major copy of the mask, which XLA:TPU makes where
-//                  the consumer reads it through a bitcast to the dropout's shape instead of
-//                  fusing the reshape (every site of jax012_tpu4_megatron_replicated_remat,
-//                  copy.244 of fusion.94: 5% under; nothing in the partitionable twin shows
-//                  it. The flax_dp and fsdp twins fuse that copy into their dropouts' consumers,
-//                  output fusions of the matmul; Megatron's consumers are loop fusions reading the
-//                  all-reduce).
+//                  row (1 or 2 rows per device) is moved by permutes instead (below). The
+//                  mask is made relaid out, [b, H, S/H, ...] with H major; XLA:TPU then hands
+//                  it to its readers through a row-major copy of as many bytes, except where
+//                  the pieces are one 8-row tile high (S/H = 8): 17 deviceless compiles of a
+//                  checkpointed dropout on 4 and 8 devices and a 2x2 mesh, whatever feeds or
+//                  reads it (tools/research/tpu_mask_copy/; copy.255 of fusion.96 in every site
+//                  of jax012_tpu4_megatron_replicated_remat, S/H = 16). Not modelled: the pieces'
+//                  own tile height where S/H is 4 or 32 or more (T(4,128), T(32,128)), and the
+//                  third [b, S, ...] mask seen at S/H = 32.
 //   replicated on XLA:TPU, 1 or 2 rows per device (TpuRowReshardRows; read off deviceless
 //                  libtpu 0.0.50.1 compiles with jax 0.12.0.1 at 8, 16 and 32 devices:
 //                  tools/research/tpu_reshard/, whose programs are jax.checkpoint'ed dropouts

@@ -102,6 +102,23 @@ TEST_CASE("XLA:TPU exchanges replicated mode's halves by all-to-alls between til
   g.local_shape = {8, 32, 64};
   CHECK(CounterPermuteWords(g) == 2 * 8192);
   CHECK(TpuReplicatedSharedWireBytes(g) == 2 * 4 * 8192);
+  // Its mask pred[8,2,16,64] (32 KiB) is copied row-major (copy.255 of fusion.96, 32 KiB): the
+  // pieces are 16 rows high, not one 8-row tile. The same site with S = 16 (pieces of 8 rows)
+  // keeps one mask.
+  const int64_t megatron = PredictRngCosts(g).replicated.memory_bytes;
+  g.global_elements = 16384;
+  g.local_elements = 8192;
+  g.local_shape = {8, 16, 64};
+  const int64_t tile_high = PredictRngCosts(g).replicated.memory_bytes;
+  g.global_elements = 32768;
+  g.local_elements = 16384;
+  g.local_shape = {8, 32, 64};
+  // Hash outputs 2 x 32 KiB, relayouts u32[4,2,16,64] x 4 (64 KiB each, tiled), all-to-alls and
+  // reduces 4 x 32 KiB, the concatenation u32[16,16,64] (128 KiB), back to rows 2 x 64 KiB, the
+  // mask and its copy 2 x 32 KiB, key scalars 1 KiB.
+  CHECK(megatron == 65536 + 4 * 65536 + 4 * 32768 + 131072 + 2 * 65536 + 2 * 32768 + 1024);
+  // Half the elements, and one mask of half the bytes: 16 KiB less than half the bytes.
+  CHECK(tile_high == megatron / 2 - 16384 + 512);
   // One row of each half per device (16 devices): moved by permutes, not this exchange.
   g.local_elements = 4096;
   g.devices = 8;
