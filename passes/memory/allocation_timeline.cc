@@ -26,7 +26,8 @@ AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts)
   starts_.push_back(INT64_MIN);
   std::sort(starts_.begin(), starts_.end());
   starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
-  gaps_at_.resize(starts_.size());
+  leaf_gap_.resize(starts_.size());
+  more_gaps_.resize(starts_.size());
   max_end_.assign(2 * starts_.size(), INT64_MIN);
 }
 
@@ -86,7 +87,14 @@ void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
     return;
   }
   const auto leaf = static_cast<size_t>(it - starts_.begin());
-  gaps_at_[leaf].push_back(Gap{end, owner});
+  LeafGap& first = leaf_gap_[leaf];
+  if (first.owner < 0) {
+    first.end = end;
+    first.owner = owner;
+  } else {
+    more_gaps_[leaf].push_back(Gap{end, owner});
+    ++first.more;
+  }
   Refresh(leaf);
 }
 
@@ -101,19 +109,36 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
   const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
   if (it == starts_.end() || *it != start) return;
   const auto leaf = static_cast<size_t>(it - starts_.begin());
-  std::vector<Gap>& gaps = gaps_at_[leaf];
-  const auto found = std::find_if(gaps.begin(), gaps.end(), [&](const Gap& gap) {
+  LeafGap& first = leaf_gap_[leaf];
+  std::vector<Gap>& more = more_gaps_[leaf];
+  if (first.owner == owner && first.end == end) {
+    if (first.more == 0) {
+      first = LeafGap{};
+    } else {
+      first.end = more.back().end;
+      first.owner = more.back().owner;
+      more.pop_back();
+      --first.more;
+    }
+    Refresh(leaf);
+    return;
+  }
+  const auto found = std::find_if(more.begin(), more.end(), [&](const Gap& gap) {
     return gap.end == end && gap.owner == owner;
   });
-  if (found == gaps.end()) return;
-  *found = gaps.back();
-  gaps.pop_back();
+  if (found == more.end()) return;
+  *found = more.back();
+  more.pop_back();
+  --first.more;
   Refresh(leaf);
 }
 
 void AllocationGapIndex::Refresh(size_t leaf) {
-  int64_t latest = INT64_MIN;
-  for (const Gap& gap : gaps_at_[leaf]) latest = std::max(latest, gap.end);
+  const LeafGap& first = leaf_gap_[leaf];
+  int64_t latest = first.end;  // INT64_MIN when the leaf holds none
+  if (first.more > 0) {
+    for (const Gap& gap : more_gaps_[leaf]) latest = std::max(latest, gap.end);
+  }
   size_t node = leaf + starts_.size();
   if (max_end_[node] == latest) return;
   max_end_[node] = latest;
@@ -160,12 +185,17 @@ std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound&
     pending_.pop_back();
     if (max_end_[node] < range.end) continue;
     if (node >= n) {
-      for (const Gap& gap : gaps_at_[node - n]) {
-        if (gap.end < range.end) continue;
-        const auto word = static_cast<size_t>(gap.owner) / 64;
+      const auto mark = [&](int64_t end, int32_t owner) {
+        if (end < range.end) return;
+        const auto word = static_cast<size_t>(owner) / 64;
         if (word >= owner_bits_.size()) owner_bits_.resize(word + 1, 0);
-        owner_bits_[word] |= uint64_t{1} << (gap.owner % 64);
+        owner_bits_[word] |= uint64_t{1} << (owner % 64);
         words = std::max(words, word + 1);
+      };
+      const LeafGap& first = leaf_gap_[node - n];
+      mark(first.end, first.owner);  // a leaf under a late enough end holds a first gap
+      if (first.more > 0) {
+        for (const Gap& gap : more_gaps_[node - n]) mark(gap.end, gap.owner);
       }
       continue;
     }

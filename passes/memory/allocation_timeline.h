@@ -5,6 +5,7 @@
 // per query than a small one.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -75,9 +76,18 @@ class AllocationGapIndex {
   void SetTrailingStart(int32_t owner, int64_t start);
 
   bool off_ = false;
-  std::vector<int64_t> starts_;            // sorted, unique, starts_[0] = INT64_MIN
-  std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each, but those to INT64_MAX
-  std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
+  std::vector<int64_t> starts_;  // sorted, unique, starts_[0] = INT64_MIN
+  // The gaps starting at each, but those to INT64_MAX: the first in place (owner -1: none; it
+  // counts the others), the others in more_gaps_. Most leaves hold one gap (the end of one
+  // value), and a query reads it without a second cache miss.
+  struct LeafGap {
+    int64_t end = INT64_MIN;
+    int32_t owner = -1;
+    int32_t more = 0;
+  };
+  std::vector<LeafGap> leaf_gap_;
+  std::vector<std::vector<Gap>> more_gaps_;
+  std::vector<int64_t> max_end_;  // segment tree over starts_: the latest end
   // By owner: where its gap to INT64_MAX starts (INT64_MAX: it has none), and a segment tree
   // over owners holding the earliest such start below each node.
   std::vector<int64_t> trailing_start_;
