@@ -64,10 +64,13 @@ TEST_CASE(
     "gap index answers whether any tracked timeline is free, and which, as asking each does") {
   std::mt19937 random(2024);
   for (int trial = 0; trial < 200; ++trial) {
-    const int64_t horizon = 4 + trial % 40;
+    // Every tenth trial has up to ~700 gap starts: the index's tree then has four levels.
+    const int64_t horizon = trial % 10 == 9 ? 100 + 3 * trial : 4 + trial % 40;
     std::uniform_int_distribution<int64_t> time(0, horizon);
     std::vector<int64_t> ends;
     for (int64_t t = 0; t <= horizon; ++t) ends.push_back(t);
+    // A far time leaves the index no table by time (its binary searches answer instead).
+    if (trial % 10 == 8) ends.push_back(int64_t{1} << 40);
     AllocationGapIndex index(ends);
     // Up to 9 timelines: the tree over owners grows past 1, 2, 4 and 8 leaves.
     const int count = 1 + trial % 9;
