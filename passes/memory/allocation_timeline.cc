@@ -14,6 +14,18 @@ bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range) const {
   return it->second > range.start;
 }
 
+bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range, TimeBound* witness) const {
+  auto it = hull_.lower_bound({range.end, INT64_MIN});
+  if (it == hull_.begin()) return false;
+  --it;
+  if (it->second <= range.start) return false;
+  // The interval's interior is a union of its ranges' (or it is a point range), and intervals
+  // only merge into larger ones.
+  witness->start = it->first;
+  witness->end = it->second;
+  return true;
+}
+
 namespace {
 
 constexpr std::pair<int64_t, int64_t> kBeforeAll{INT64_MIN, INT64_MIN};

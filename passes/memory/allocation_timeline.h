@@ -182,6 +182,10 @@ class AllocationTimeline {
   // Some value is live strictly inside [range.start, range.end]: its range starts before the
   // end and ends after the start.
   bool StrictlyOverlaps(const TimeBound& range) const;
+  // The same; when true, `*witness` is a stretch of the timeline that `range` meets: every later
+  // range r with witness->start < r.end and witness->end > r.start overlaps the timeline too
+  // (its values only accumulate).
+  bool StrictlyOverlaps(const TimeBound& range, TimeBound* witness) const;
 
  private:
   // The union of the ranges as intervals with disjoint interiors, sorted by (start, end); a

@@ -37,6 +37,7 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
     // the last horizon step lies outside the index's times.
     ValueTouchIndex touch_index(120, static_cast<size_t>(horizon));
     std::vector<TimeBound> ranges;
+    std::vector<TimeBound> witnesses;
     for (int step = 0; step < 60; ++step) {
       TimeBound range{time(random), 0};
       range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
@@ -49,6 +50,16 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
         INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
                       << "]");
         CHECK(timeline.StrictlyOverlaps(query) == ScanOverlaps(ranges, query));
+        // A witness of an overlap stays one: every later query meeting it overlaps too.
+        for (const TimeBound& w : witnesses) {
+          if (w.start < query.end && w.end > query.start) CHECK(ScanOverlaps(ranges, query));
+        }
+        TimeBound witness{};
+        if (timeline.StrictlyOverlaps(query, &witness)) {
+          CHECK(ScanOverlaps(ranges, query));
+          CHECK((witness.start < query.end && witness.end > query.start));
+          witnesses.push_back(witness);
+        }
         std::multiset<int32_t> touching;
         touch_index.ForEachTouching(0, query, [&](int32_t id) { touching.insert(id); });
         CHECK(touching == ScanTouching(ranges, query));

@@ -356,6 +356,14 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
   analyses_.KeepMemoryAssignment(key, std::move(state));
 }
 
+namespace {
+
+// How many of the newest registered allocations a temporary is offered one by one before the
+// gap index lists the free ones among the rest (a bound on the walk, not on the answer).
+constexpr int32_t kWalkedNewest = 64;
+
+}  // namespace
+
 void PeakMemoryBuilder::AssignToExistingAllocations() {
   const OperandCandidates candidates = OperandCandidatesOf();
   std::vector<Allocation> allocations;
@@ -372,8 +380,14 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   ValueTouchIndex touching(df_.values().size(), static_cast<size_t>(lr_.EndTime()) + 1);
   touching_ = &touching;
   // A registered allocation's gaps are indexed under its registration number, a small number.
+  // By registration number: a stretch over which the allocation was found busy (none: start
+  // past end). Its values only accumulate, so a range meeting that stretch is refused again
+  // without asking its timeline: an offer walks down past the same busy allocations as the
+  // buffers before it.
+  std::vector<TimeBound> busy_over;
   const auto register_for_reuse = [&](int32_t index) {
     registered.push_back(index);
+    busy_over.push_back(TimeBound{INT64_MAX, INT64_MIN});
     allocations[static_cast<size_t>(index)].timeline.TrackGaps(
         &free_stretches, static_cast<int32_t>(registered.size() - 1));
   };
@@ -397,11 +411,26 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       taken = index;
       return true;
     };
-    if (buffer.values.empty() ||
-        !free_stretches.VisitOwnersContaining(lr_.Range(buffer.values.front()), offer)) {
-      for (auto number = static_cast<int32_t>(registered.size()) - 1; number >= 0; --number) {
-        if (offer(number)) break;
-      }
+    auto number = static_cast<int32_t>(registered.size()) - 1;
+    if (buffer.values.empty()) {
+      while (number >= 0 && !offer(number)) --number;
+      return taken;
+    }
+    // The newest allocations one by one (the one that takes a buffer is usually among them),
+    // the rest through the index, which lists only the free ones.
+    const TimeBound& range = lr_.Range(buffer.values.front());
+    for (int32_t walked = 0; number >= 0 && walked < kWalkedNewest; --number, ++walked) {
+      TimeBound& busy = busy_over[static_cast<size_t>(number)];
+      if (busy.start < range.end && busy.end > range.start) continue;
+      const Allocation& allocation =
+          allocations[static_cast<size_t>(registered[static_cast<size_t>(number)])];
+      if (allocation.timeline.StrictlyOverlaps(range, &busy)) continue;
+      if (offer(number)) return taken;
+    }
+    if (number < 0) return taken;
+    const auto offer_below = [&](int32_t free) { return free <= number && offer(free); };
+    if (!free_stretches.VisitOwnersContaining(range, offer_below)) {
+      while (number >= 0 && !offer(number)) --number;
     }
     return taken;
   };
