@@ -14,6 +14,18 @@ bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range) const {
   return it->second > range.start;
 }
 
+bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range, TimeBound* witness) const {
+  auto it = hull_.lower_bound({range.end, INT64_MIN});
+  if (it == hull_.begin()) return false;
+  --it;
+  if (it->second <= range.start) return false;
+  // The interval's interior is a union of its ranges' (or it is a point range), and intervals
+  // only merge into larger ones.
+  witness->start = it->first;
+  witness->end = it->second;
+  return true;
+}
+
 namespace {
 
 constexpr std::pair<int64_t, int64_t> kBeforeAll{INT64_MIN, INT64_MIN};
@@ -21,13 +33,46 @@ constexpr std::pair<int64_t, int64_t> kAfterAll{INT64_MAX, INT64_MAX};
 
 }  // namespace
 
-AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts)
-    : starts_(std::move(gap_starts)) {
-  starts_.push_back(INT64_MIN);
-  std::sort(starts_.begin(), starts_.end());
-  starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
-  gaps_at_.resize(starts_.size());
-  max_end_.assign(2 * starts_.size(), INT64_MIN);
+AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts) {
+  // Times of a schedule are small and dense: then the starts are sorted by marking them in a
+  // table by time, and the table replaces the binary searches over starts_ (a cache miss per
+  // step on a million starts).
+  const auto [lowest, highest] = std::minmax_element(gap_starts.begin(), gap_starts.end());
+  const bool dense = !gap_starts.empty() && *lowest >= 0 && gap_starts.size() < (size_t{1} << 29) &&
+                     *highest <= 4 * static_cast<int64_t>(gap_starts.size()) + 1024;
+  if (!dense) {
+    starts_ = std::move(gap_starts);
+    starts_.push_back(INT64_MIN);
+    std::sort(starts_.begin(), starts_.end());
+    starts_.erase(std::unique(starts_.begin(), starts_.end()), starts_.end());
+  } else {
+    by_time_.assign(static_cast<size_t>(*highest) + 1, 0);
+    for (int64_t t : gap_starts) by_time_[static_cast<size_t>(t)] = 1;
+    starts_.push_back(INT64_MIN);
+    uint32_t count = 1;  // starts up to t, INT64_MIN included
+    for (size_t t = 0; t < by_time_.size(); ++t) {
+      const bool is_start = by_time_[t] != 0;
+      if (is_start) {
+        starts_.push_back(static_cast<int64_t>(t));
+        ++count;
+      }
+      by_time_[t] = count << 1 | (is_start ? 1U : 0U);
+    }
+  }
+  leaf_gap_.resize(starts_.size());
+  more_gaps_.resize(starts_.size());
+  // Level 0 holds the leaves; each level above one entry per block of kFanout below, every
+  // level padded to whole blocks (with INT64_MIN: no gap) and one block at the top.
+  size_t count = starts_.size();
+  size_t at = 0;
+  while (true) {
+    const size_t padded = (count + kFanout - 1) / kFanout * kFanout;
+    level_begin_.push_back(at);
+    at += padded;
+    if (padded == kFanout) break;
+    count = padded / kFanout;
+  }
+  max_end_.assign(at, INT64_MIN);
 }
 
 void AllocationGapIndex::SetTrailingStart(int32_t owner, int64_t start) {
@@ -80,13 +125,20 @@ void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
     SetTrailingStart(owner, start);
     return;
   }
-  const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
-  if (it == starts_.end() || *it != start) {
+  const int64_t found = LeafStartingAt(start);
+  if (found < 0) {
     off_ = true;
     return;
   }
-  const auto leaf = static_cast<size_t>(it - starts_.begin());
-  gaps_at_[leaf].push_back(Gap{end, owner});
+  const auto leaf = static_cast<size_t>(found);
+  LeafGap& first = leaf_gap_[leaf];
+  if (first.owner < 0) {
+    first.end = end;
+    first.owner = owner;
+  } else {
+    more_gaps_[leaf].push_back(Gap{end, owner});
+    ++first.more;
+  }
   Refresh(leaf);
 }
 
@@ -98,79 +150,122 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
     }
     return;
   }
-  const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
-  if (it == starts_.end() || *it != start) return;
-  const auto leaf = static_cast<size_t>(it - starts_.begin());
-  std::vector<Gap>& gaps = gaps_at_[leaf];
-  const auto found = std::find_if(gaps.begin(), gaps.end(), [&](const Gap& gap) {
+  const int64_t at = LeafStartingAt(start);
+  if (at < 0) return;
+  const auto leaf = static_cast<size_t>(at);
+  LeafGap& first = leaf_gap_[leaf];
+  std::vector<Gap>& more = more_gaps_[leaf];
+  if (first.owner == owner && first.end == end) {
+    if (first.more == 0) {
+      first = LeafGap{};
+    } else {
+      first.end = more.back().end;
+      first.owner = more.back().owner;
+      more.pop_back();
+      --first.more;
+    }
+    Refresh(leaf);
+    return;
+  }
+  const auto found = std::find_if(more.begin(), more.end(), [&](const Gap& gap) {
     return gap.end == end && gap.owner == owner;
   });
-  if (found == gaps.end()) return;
-  *found = gaps.back();
-  gaps.pop_back();
+  if (found == more.end()) return;
+  *found = more.back();
+  more.pop_back();
+  --first.more;
   Refresh(leaf);
 }
 
 void AllocationGapIndex::Refresh(size_t leaf) {
-  int64_t latest = INT64_MIN;
-  for (const Gap& gap : gaps_at_[leaf]) latest = std::max(latest, gap.end);
-  size_t node = leaf + starts_.size();
-  if (max_end_[node] == latest) return;
-  max_end_[node] = latest;
+  const LeafGap& first = leaf_gap_[leaf];
+  int64_t latest = first.end;  // INT64_MIN when the leaf holds none
+  if (first.more > 0) {
+    for (const Gap& gap : more_gaps_[leaf]) latest = std::max(latest, gap.end);
+  }
+  size_t index = leaf;
+  if (max_end_[level_begin_[0] + index] == latest) return;
+  max_end_[level_begin_[0] + index] = latest;
   // Up to the first ancestor whose latest end does not change: the ones above it keep theirs.
-  for (node /= 2; node >= 1; node /= 2) {
-    const int64_t updated = std::max(max_end_[2 * node], max_end_[2 * node + 1]);
-    if (max_end_[node] == updated) break;
-    max_end_[node] = updated;
+  for (size_t level = 1; level < level_begin_.size(); ++level) {
+    const size_t block = level_begin_[level - 1] + index / kFanout * kFanout;
+    const int64_t updated = *std::max_element(
+        max_end_.begin() + static_cast<ptrdiff_t>(block),
+        max_end_.begin() + static_cast<ptrdiff_t>(block) + static_cast<ptrdiff_t>(kFanout));
+    index /= kFanout;
+    int64_t& node = max_end_[level_begin_[level] + index];
+    if (node == updated) break;
+    node = updated;
   }
 }
 
 size_t AllocationGapIndex::LeavesStartingBy(int64_t start) const {
+  if (!by_time_.empty()) {
+    if (start < 0) return 1;  // INT64_MIN only
+    if (static_cast<uint64_t>(start) >= by_time_.size()) return starts_.size();
+    return by_time_[static_cast<size_t>(start)] >> 1;
+  }
   return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), start) -
                              starts_.begin());
+}
+
+int64_t AllocationGapIndex::LeafStartingAt(int64_t start) const {
+  if (!by_time_.empty()) {
+    if (start == INT64_MIN) return 0;
+    if (start < 0 || static_cast<uint64_t>(start) >= by_time_.size()) return -1;
+    const uint32_t code = by_time_[static_cast<size_t>(start)];
+    return (code & 1) != 0 ? static_cast<int64_t>(code >> 1) - 1 : -1;
+  }
+  const auto it = std::lower_bound(starts_.begin(), starts_.end(), start);
+  if (it == starts_.end() || *it != start) return -1;
+  return it - starts_.begin();
 }
 
 bool AllocationGapIndex::AnyContains(const TimeBound& range) const {
   if (off_) return true;
   if (owner_leaves_ > 0 && earliest_trailing_[1] <= range.start) return true;
   int64_t latest = INT64_MIN;
-  const size_t n = starts_.size();
-  for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
-    if (lo & 1) latest = std::max(latest, max_end_[lo++]);
-    if (hi & 1) latest = std::max(latest, max_end_[--hi]);
-  }
+  ForEachPrefixNode(LeavesStartingBy(range.start), [&](size_t level, size_t index) {
+    latest = std::max(latest, max_end_[level_begin_[level] + index]);
+  });
   return latest >= range.end;
 }
 
 std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound& range) const {
   std::vector<int32_t>& owners = inner_owners_;
   owners.clear();
-  const size_t n = starts_.size();
   // The subtrees of the prefix's canonical nodes hold only leaves of the prefix; descend only
   // where some gap ends late enough. Owners are marked in a bitmap (they are few and dense), so
   // the answer comes out sorted and each once without a sort.
   pending_.clear();
-  for (size_t lo = n, hi = LeavesStartingBy(range.start) + n; lo < hi; lo /= 2, hi /= 2) {
-    if (lo & 1) pending_.push_back(lo++);
-    if (hi & 1) pending_.push_back(--hi);
-  }
+  ForEachPrefixNode(LeavesStartingBy(range.start), [&](size_t level, size_t index) {
+    if (max_end_[level_begin_[level] + index] >= range.end) pending_.emplace_back(level, index);
+  });
   size_t words = 0;
+  const auto mark = [&](int64_t end, int32_t owner) {
+    if (end < range.end) return;
+    const auto word = static_cast<size_t>(owner) / 64;
+    if (word >= owner_bits_.size()) owner_bits_.resize(word + 1, 0);
+    owner_bits_[word] |= uint64_t{1} << (owner % 64);
+    words = std::max(words, word + 1);
+  };
   while (!pending_.empty()) {
-    const size_t node = pending_.back();
+    const auto [level, index] = pending_.back();
     pending_.pop_back();
-    if (max_end_[node] < range.end) continue;
-    if (node >= n) {
-      for (const Gap& gap : gaps_at_[node - n]) {
-        if (gap.end < range.end) continue;
-        const auto word = static_cast<size_t>(gap.owner) / 64;
-        if (word >= owner_bits_.size()) owner_bits_.resize(word + 1, 0);
-        owner_bits_[word] |= uint64_t{1} << (gap.owner % 64);
-        words = std::max(words, word + 1);
+    if (level == 0) {
+      const LeafGap& first = leaf_gap_[index];
+      mark(first.end, first.owner);  // a leaf under a late enough end holds a first gap
+      if (first.more > 0) {
+        for (const Gap& gap : more_gaps_[index]) mark(gap.end, gap.owner);
       }
       continue;
     }
-    pending_.push_back(2 * node);
-    pending_.push_back(2 * node + 1);
+    const size_t children = index * kFanout;
+    for (size_t child = children; child < children + kFanout; ++child) {
+      if (max_end_[level_begin_[level - 1] + child] >= range.end) {
+        pending_.emplace_back(level - 1, child);
+      }
+    }
   }
   for (size_t word = 0; word < words; ++word) {
     for (uint64_t bits = owner_bits_[word]; bits != 0; bits &= bits - 1) {

@@ -5,6 +5,7 @@
 // per query than a small one.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -68,6 +69,8 @@ class AllocationGapIndex {
   void Refresh(size_t leaf);
   // The number of leaves holding the gaps that start at or before `start`.
   size_t LeavesStartingBy(int64_t start) const;
+  // The leaf of the gaps starting at `start`; -1 when it is not one of starts_.
+  int64_t LeafStartingAt(int64_t start) const;
   // The owners of the gaps that end before INT64_MAX and hold `range`, sorted, each once.
   std::vector<int32_t>& InnerOwnersContaining(const TimeBound& range) const;
   // The highest owner below `below` whose gap after its last range starts by `start`; -1: none.
@@ -75,16 +78,46 @@ class AllocationGapIndex {
   void SetTrailingStart(int32_t owner, int64_t start);
 
   bool off_ = false;
-  std::vector<int64_t> starts_;            // sorted, unique, starts_[0] = INT64_MIN
-  std::vector<std::vector<Gap>> gaps_at_;  // the gaps starting at each, but those to INT64_MAX
-  std::vector<int64_t> max_end_;           // segment tree over starts_: the latest end
+  std::vector<int64_t> starts_;  // sorted, unique, starts_[0] = INT64_MIN
+  // When every start given lies in [0, 4 * their count + 1024]: by time t, the number of
+  // starts_ up to t (shifted left by one) and whether t is one (the low bit). Empty otherwise.
+  std::vector<uint32_t> by_time_;
+  // The gaps starting at each, but those to INT64_MAX: the first in place (owner -1: none; it
+  // counts the others), the others in more_gaps_. Most leaves hold one gap (the end of one
+  // value), and a query reads it without a second cache miss.
+  struct LeafGap {
+    int64_t end = INT64_MIN;
+    int32_t owner = -1;
+    int32_t more = 0;
+  };
+  std::vector<LeafGap> leaf_gap_;
+  std::vector<std::vector<Gap>> more_gaps_;
+  // A tree over starts_ with kFanout children per node (a node's children share a cache
+  // line): the latest end of the gaps below each node. Level l's nodes are
+  // max_end_[level_begin_[l], level_begin_[l + 1]); level 0 holds the leaves.
+  static constexpr size_t kFanout = 8;
+  std::vector<int64_t> max_end_;
+  std::vector<size_t> level_begin_;
+  // Calls visit(level, index) for the nodes whose subtrees hold exactly the leaves [0, leaves):
+  // at each level the nodes of the partial block (the whole blocks are left to their parents
+  // above), and at the top every node of the prefix.
+  template <typename Visit>
+  void ForEachPrefixNode(size_t leaves, Visit&& visit) const {
+    size_t count = leaves;
+    for (size_t level = 0; level < level_begin_.size() && count > 0; ++level) {
+      const bool top = level + 1 == level_begin_.size();
+      const size_t whole = top ? 0 : count / kFanout * kFanout;
+      for (size_t index = whole; index < count; ++index) visit(level, index);
+      count /= kFanout;
+    }
+  }
   // By owner: where its gap to INT64_MAX starts (INT64_MAX: it has none), and a segment tree
   // over owners holding the earliest such start below each node.
   std::vector<int64_t> trailing_start_;
   std::vector<int64_t> earliest_trailing_;
   size_t owner_leaves_ = 0;
   // Scratch, kept to spare an allocation per query.
-  mutable std::vector<size_t> pending_;
+  mutable std::vector<std::pair<size_t, size_t>> pending_;  // (level, index)
   mutable std::vector<uint64_t> owner_bits_;
   mutable std::vector<int32_t> inner_owners_;
 };
@@ -149,6 +182,10 @@ class AllocationTimeline {
   // Some value is live strictly inside [range.start, range.end]: its range starts before the
   // end and ends after the start.
   bool StrictlyOverlaps(const TimeBound& range) const;
+  // The same; when true, `*witness` is a stretch of the timeline that `range` meets: every later
+  // range r with witness->start < r.end and witness->end > r.start overlaps the timeline too
+  // (its values only accumulate).
+  bool StrictlyOverlaps(const TimeBound& range, TimeBound* witness) const;
 
  private:
   // The union of the ranges as intervals with disjoint interiors, sorted by (start, end); a

@@ -37,6 +37,7 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
     // the last horizon step lies outside the index's times.
     ValueTouchIndex touch_index(120, static_cast<size_t>(horizon));
     std::vector<TimeBound> ranges;
+    std::vector<TimeBound> witnesses;
     for (int step = 0; step < 60; ++step) {
       TimeBound range{time(random), 0};
       range.end = std::min(horizon, range.start + time(random) % (1 + trial % 7));
@@ -49,6 +50,16 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
         INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
                       << "]");
         CHECK(timeline.StrictlyOverlaps(query) == ScanOverlaps(ranges, query));
+        // A witness of an overlap stays one: every later query meeting it overlaps too.
+        for (const TimeBound& w : witnesses) {
+          if (w.start < query.end && w.end > query.start) CHECK(ScanOverlaps(ranges, query));
+        }
+        TimeBound witness{};
+        if (timeline.StrictlyOverlaps(query, &witness)) {
+          CHECK(ScanOverlaps(ranges, query));
+          CHECK((witness.start < query.end && witness.end > query.start));
+          witnesses.push_back(witness);
+        }
         std::multiset<int32_t> touching;
         touch_index.ForEachTouching(0, query, [&](int32_t id) { touching.insert(id); });
         CHECK(touching == ScanTouching(ranges, query));
@@ -64,10 +75,13 @@ TEST_CASE(
     "gap index answers whether any tracked timeline is free, and which, as asking each does") {
   std::mt19937 random(2024);
   for (int trial = 0; trial < 200; ++trial) {
-    const int64_t horizon = 4 + trial % 40;
+    // Every tenth trial has up to ~700 gap starts: the index's tree then has four levels.
+    const int64_t horizon = trial % 10 == 9 ? 100 + 3 * trial : 4 + trial % 40;
     std::uniform_int_distribution<int64_t> time(0, horizon);
     std::vector<int64_t> ends;
     for (int64_t t = 0; t <= horizon; ++t) ends.push_back(t);
+    // A far time leaves the index no table by time (its binary searches answer instead).
+    if (trial % 10 == 8) ends.push_back(int64_t{1} << 40);
     AllocationGapIndex index(ends);
     // Up to 9 timelines: the tree over owners grows past 1, 2, 4 and 8 leaves.
     const int count = 1 + trial % 9;

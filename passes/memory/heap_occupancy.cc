@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 #include "ir/checked_math.h"
@@ -32,18 +34,18 @@ HeapOccupancy::HeapOccupancy(int64_t first, int64_t last, int64_t alignment)
     : first_(first), last_(std::max(first, last)), alignment_(alignment) {
   const auto times = static_cast<size_t>(last_ - first_ + 1);
   while (leaves_ < times) leaves_ *= 2;
-  cover_.resize(2 * leaves_);
-  below_.resize(2 * leaves_);
-  visited_.assign(2 * leaves_, 0);
+  nodes_.resize(2 * leaves_);
 }
 
 void HeapOccupancy::Insert(RangeSet& set, OccupiedRange range) {
   if (set.size == set.capacity) {
     const uint32_t capacity = set.capacity == 0 ? 2 : 2 * set.capacity;
     const size_t begin = pool_.size();
+    // Offsets into the pool are 32-bit (a node fits half a cache line): 64 GiB of ranges.
+    if (begin + capacity > UINT32_MAX) throw std::length_error("heap occupancy: too many ranges");
     pool_.resize(pool_.size() + capacity);
     std::copy_n(pool_.begin() + set.begin, set.size, pool_.begin() + begin);
-    set.begin = begin;
+    set.begin = static_cast<uint32_t>(begin);
     set.capacity = capacity;
   }
   const auto first = pool_.begin() + set.begin;
@@ -66,14 +68,14 @@ void HeapOccupancy::Add(int64_t start, int64_t end, int64_t offset, int64_t size
                             ir::SaturatingAlignUp(ir::SaturatingAdd(offset, size), alignment_)};
   ++stamp_;
   const auto up_from = [&](size_t node) {
-    for (node /= 2; node >= 1 && visited_[node] != stamp_; node /= 2) {
-      visited_[node] = stamp_;
-      Insert(below_[node], range);
+    for (node /= 2; node >= 1 && nodes_[node].visited != stamp_; node /= 2) {
+      nodes_[node].visited = stamp_;
+      Insert(nodes_[node].below, range);
     }
   };
   const auto canonical = [&](size_t node) {
-    Insert(cover_[node], range);
-    Insert(below_[node], range);
+    Insert(nodes_[node].cover, range);
+    Insert(nodes_[node].below, range);
     up_from(node);
   };
   for (size_t lo = static_cast<size_t>(start - first_) + leaves_,
@@ -106,18 +108,33 @@ void HeapOccupancy::Unite(std::vector<OccupiedRange>& into, const RangeSet& set)
     }
     return;
   }
-  // Both are sorted and disjoint: a merge by lo, joining what overlaps or touches.
-  merged_.clear();
-  auto a = into.cbegin();
-  auto b = first;
-  while (a != into.cend() || b != last) {
-    const OccupiedRange& next = b == last || (a != into.cend() && a->lo <= b->lo) ? *a++ : *b++;
-    if (!merged_.empty() && next.lo <= merged_.back().hi) {
-      merged_.back().hi = std::max(merged_.back().hi, next.hi);
-    } else {
-      merged_.push_back(next);
-    }
+  // Both are sorted and disjoint: a merge by lo, joining what overlaps or touches. Branch-free
+  // (which list comes next, and whether it joins the range being built, are coin flips).
+  merged_.resize(into.size() + set.size);
+  OccupiedRange* out = merged_.data();
+  const OccupiedRange* a = into.data();
+  const OccupiedRange* const a_end = a + into.size();
+  const OccupiedRange* b = &*first;
+  const OccupiedRange* const b_end = b + set.size;
+  const auto join = [&out](OccupiedRange& current, const OccupiedRange& next) {
+    const bool joins = next.lo <= current.hi;
+    *out = current;
+    out += joins ? 0 : 1;
+    current.lo = joins ? current.lo : next.lo;
+    current.hi = joins ? std::max(current.hi, next.hi) : next.hi;
+  };
+  OccupiedRange current = a->lo <= b->lo ? *a++ : *b++;
+  while (a != a_end && b != b_end) {
+    const bool from_a = a->lo <= b->lo;
+    const OccupiedRange next = from_a ? *a : *b;
+    a += from_a ? 1 : 0;
+    b += from_a ? 0 : 1;
+    join(current, next);
   }
+  for (; a != a_end; ++a) join(current, *a);
+  for (; b != b_end; ++b) join(current, *b);
+  *out++ = current;
+  merged_.resize(static_cast<size_t>(out - merged_.data()));
   into.swap(merged_);
 }
 
@@ -127,13 +144,13 @@ void HeapOccupancy::Query(int64_t start, int64_t end, std::vector<OccupiedRange>
   if (end < start) return;
   ++stamp_;
   const auto up_from = [&](size_t node) {
-    for (node /= 2; node >= 1 && visited_[node] != stamp_; node /= 2) {
-      visited_[node] = stamp_;
-      Unite(out, cover_[node]);
+    for (node /= 2; node >= 1 && nodes_[node].visited != stamp_; node /= 2) {
+      nodes_[node].visited = stamp_;
+      Unite(out, nodes_[node].cover);
     }
   };
   const auto canonical = [&](size_t node) {
-    Unite(out, below_[node]);
+    Unite(out, nodes_[node].below);
     up_from(node);
   };
   for (size_t lo = static_cast<size_t>(start - first_) + leaves_,

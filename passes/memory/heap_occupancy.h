@@ -48,9 +48,16 @@ class HeapOccupancy {
   // twice as large at the end of the pool when it fills (the pool is freed whole, so a packing
   // makes a few large allocations instead of one per node).
   struct RangeSet {
-    size_t begin = 0;
+    uint32_t begin = 0;
     uint32_t size = 0;
     uint32_t capacity = 0;
+  };
+  // What a walk reads of one node, side by side: a query or an insertion reaches most nodes it
+  // visits through a cache miss, so one line holds them all.
+  struct alignas(32) Node {
+    RangeSet cover;
+    RangeSet below;
+    uint32_t visited = 0;  // the stamp of the last walk
   };
 
   void Insert(RangeSet& set, OccupiedRange range);
@@ -61,10 +68,8 @@ class HeapOccupancy {
   int64_t last_;
   int64_t alignment_;
   size_t leaves_ = 1;
-  std::vector<RangeSet> cover_;  // by node
-  std::vector<RangeSet> below_;  // by node
+  std::vector<Node> nodes_;
   std::vector<OccupiedRange> pool_;
-  std::vector<uint32_t> visited_;  // by node: the stamp of the last walk
   uint32_t stamp_ = 0;
   std::vector<OccupiedRange> merged_;  // Unite's scratch
 };

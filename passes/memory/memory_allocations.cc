@@ -225,6 +225,34 @@ std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder()
   return order;
 }
 
+PeakMemoryBuilder::OperandCandidates PeakMemoryBuilder::OperandCandidatesOf() const {
+  OperandCandidates out;
+  const auto& buffers = alias_.buffers();
+  out.begin.reserve(buffers.size() + 1);
+  out.space.reserve(buffers.size());
+  out.begin.push_back(0);
+  const bool reuses = options_.platform.ReusesArgumentAndOutputAllocations();
+  for (const HloBuffer& buffer : buffers) {
+    out.space.push_back(BufferSpace(buffer));
+    const BufferKind kind = kind_[buffer.id];
+    if (reuses && (kind == BufferKind::kTemp || kind == BufferKind::kOutput)) {
+      for (int32_t id : buffer.values) {
+        const HloValue& value = df_.value(id);
+        if (!df_.SlotIsTop(value.slot) || df_.SlotShape(value.slot).IsTuple()) continue;
+        for (const HloInstruction* operand : value.instruction->operands) {
+          const int32_t top = df_.FirstSlot(operand);
+          if (top < 0) continue;
+          for (int32_t operand_value : df_.ValueSet(top)) {
+            out.buffers.push_back(alias_.BufferIdOf(operand_value));
+          }
+        }
+      }
+    }
+    out.begin.push_back(out.buffers.size());
+  }
+  return out;
+}
+
 bool PeakMemoryBuilder::CanShareAsOperand(int32_t user_id, int32_t operand_id) const {
   const HloValue& user = df_.value(user_id);
   if (user.instruction->opcode == Opcode::kCopy) return false;
@@ -248,10 +276,10 @@ bool PeakMemoryBuilder::Interferes(int32_t new_id, int32_t assigned_id) const {
   return true;
 }
 
-bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buffer,
-                                    int64_t bytes) {
+bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes,
+                                    int64_t space) {
   if (bytes > allocation.size || allocation.readonly || allocation.unranged) return false;
-  if (allocation.space != BufferSpace(buffer)) return false;
+  if (allocation.space != space) return false;
   if (buffer.live_out && allocation.size != bytes) return false;
   for (int32_t id : buffer.values) {
     if (!lr_.HasRange(id) || allocation.timeline.StrictlyOverlaps(lr_.Range(id))) return false;
@@ -328,7 +356,16 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
   analyses_.KeepMemoryAssignment(key, std::move(state));
 }
 
+namespace {
+
+// How many of the newest registered allocations a temporary is offered one by one before the
+// gap index lists the free ones among the rest (a bound on the walk, not on the answer).
+constexpr int32_t kWalkedNewest = 64;
+
+}  // namespace
+
 void PeakMemoryBuilder::AssignToExistingAllocations() {
+  const OperandCandidates candidates = OperandCandidatesOf();
   std::vector<Allocation> allocations;
   std::vector<int32_t> allocation_of_buffer(alias_.buffers().size(), -1);
   std::vector<int32_t> registered;  // allocations later temporaries may reuse
@@ -343,8 +380,14 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   ValueTouchIndex touching(df_.values().size(), static_cast<size_t>(lr_.EndTime()) + 1);
   touching_ = &touching;
   // A registered allocation's gaps are indexed under its registration number, a small number.
+  // By registration number: a stretch over which the allocation was found busy (none: start
+  // past end). Its values only accumulate, so a range meeting that stretch is refused again
+  // without asking its timeline: an offer walks down past the same busy allocations as the
+  // buffers before it.
+  std::vector<TimeBound> busy_over;
   const auto register_for_reuse = [&](int32_t index) {
     registered.push_back(index);
+    busy_over.push_back(TimeBound{INT64_MAX, INT64_MIN});
     allocations[static_cast<size_t>(index)].timeline.TrackGaps(
         &free_stretches, static_cast<int32_t>(registered.size() - 1));
   };
@@ -361,15 +404,33 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     int32_t taken = -1;
     const auto offer = [&](int32_t number) {
       const int32_t index = registered[static_cast<size_t>(number)];
-      if (!MaybeAssign(allocations[static_cast<size_t>(index)], buffer, bytes)) return false;
+      if (!MaybeAssign(allocations[static_cast<size_t>(index)], buffer, bytes,
+                       candidates.space[static_cast<size_t>(buffer.id)])) {
+        return false;
+      }
       taken = index;
       return true;
     };
-    if (buffer.values.empty() ||
-        !free_stretches.VisitOwnersContaining(lr_.Range(buffer.values.front()), offer)) {
-      for (auto number = static_cast<int32_t>(registered.size()) - 1; number >= 0; --number) {
-        if (offer(number)) break;
-      }
+    auto number = static_cast<int32_t>(registered.size()) - 1;
+    if (buffer.values.empty()) {
+      while (number >= 0 && !offer(number)) --number;
+      return taken;
+    }
+    // The newest allocations one by one (the one that takes a buffer is usually among them),
+    // the rest through the index, which lists only the free ones.
+    const TimeBound& range = lr_.Range(buffer.values.front());
+    for (int32_t walked = 0; number >= 0 && walked < kWalkedNewest; --number, ++walked) {
+      TimeBound& busy = busy_over[static_cast<size_t>(number)];
+      if (busy.start < range.end && busy.end > range.start) continue;
+      const Allocation& allocation =
+          allocations[static_cast<size_t>(registered[static_cast<size_t>(number)])];
+      if (allocation.timeline.StrictlyOverlaps(range, &busy)) continue;
+      if (offer(number)) return taken;
+    }
+    if (number < 0) return taken;
+    const auto offer_below = [&](int32_t free) { return free <= number && offer(free); };
+    if (!free_stretches.VisitOwnersContaining(range, offer_below)) {
+      while (number >= 0 && !offer(number)) --number;
     }
     return taken;
   };
@@ -381,14 +442,14 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     const BufferKind kind = kind_[buffer_id];
     const auto add = [&](bool readonly) {
       allocations.push_back(Allocation{bytes,
-                                       BufferSpace(buffer),
+                                       candidates.space[static_cast<size_t>(buffer_id)],
                                        readonly,
                                        {},
                                        false,
                                        static_cast<int32_t>(allocations.size()),
                                        {}});
-      created_.push_back(
-          CreatedAllocation{kind == BufferKind::kTupleTemp, bytes, buffer_id, BufferSpace(buffer)});
+      created_.push_back(CreatedAllocation{kind == BufferKind::kTupleTemp, bytes, buffer_id,
+                                           candidates.space[static_cast<size_t>(buffer_id)]});
       AddValues(allocations.back(), buffer.values);
       allocation_of_buffer[buffer_id] = static_cast<int32_t>(allocations.size() - 1);
       return static_cast<int32_t>(allocations.size() - 1);
@@ -413,24 +474,16 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     }
     if (!options_.platform.ReusesArgumentAndOutputAllocations()) continue;
     // An operand's allocation, then the registered ones, newest first.
+    const int64_t space = candidates.space[static_cast<size_t>(buffer_id)];
     bool placed = false;
-    for (int32_t id : buffer.values) {
-      const HloValue& value = df_.value(id);
-      if (!df_.SlotIsTop(value.slot) || df_.SlotShape(value.slot).IsTuple()) continue;
-      for (const HloInstruction* operand : value.instruction->operands) {
-        const int32_t top = df_.FirstSlot(operand);
-        if (top < 0) continue;
-        for (int32_t operand_value : df_.ValueSet(top)) {
-          const int32_t a = allocation_of_buffer[alias_.BufferIdOf(operand_value)];
-          if (a >= 0 && MaybeAssign(allocations[static_cast<size_t>(a)], buffer, bytes)) {
-            allocation_of_buffer[buffer_id] = a;
-            placed = true;
-            break;
-          }
-        }
-        if (placed) break;
+    for (size_t c = candidates.begin[static_cast<size_t>(buffer_id)];
+         c < candidates.begin[static_cast<size_t>(buffer_id) + 1]; ++c) {
+      const int32_t a = allocation_of_buffer[static_cast<size_t>(candidates.buffers[c])];
+      if (a >= 0 && MaybeAssign(allocations[static_cast<size_t>(a)], buffer, bytes, space)) {
+        allocation_of_buffer[buffer_id] = a;
+        placed = true;
+        break;
       }
-      if (placed) break;
     }
     if (!placed && some_registered_free(buffer)) {
       const int32_t index = offer_to_registered(buffer, bytes);

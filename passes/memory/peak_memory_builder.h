@@ -153,7 +153,20 @@ class PeakMemoryBuilder {
 
   bool Interferes(int32_t new_id, int32_t assigned_id) const;
 
-  bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes);
+  // `space`: the buffer's memory space (BufferSpace).
+  bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes, int64_t space);
+
+  // By buffer id, worked out in one pass in buffer order (the assignment visits buffers in size
+  // order, and following each one's values, instructions, operands and value sets there is a
+  // chain of cache misses): the buffers whose allocations the buffer is offered first, in the
+  // order offered (for each of its top-level non-tuple values, the buffers of the values at
+  // each operand's top slot), as buffers[begin[id], begin[id + 1]); and its memory space.
+  struct OperandCandidates {
+    std::vector<size_t> begin;
+    std::vector<int32_t> buffers;
+    std::vector<int64_t> space;
+  };
+  OperandCandidates OperandCandidatesOf() const;
 
   bool ParameterValueHasAlias(const HloValue& value) const;
 
