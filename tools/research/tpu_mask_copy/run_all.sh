@@ -14,7 +14,7 @@ for c in d4:4:4:data:16,32,64 d4:4:4:data:32,32,64 d4:4:4:data:64,32,64 d4:4:4:d
          d8:8:8:data:32,32,64 d8:8:8:data:64,32,64 d8:8:8:data:32,64,64; do
   IFS=: read -r tag nd mesh axes shape <<< "$c"
   n=s_${tag}_${shape//,/x}
-  nice "$PY" dropout.py "$n" "$nd" "$mesh" "$axes" "$shape" data,, grad dotin > /dev/null 2>&1 || echo "fail $n"
+  nice "$PY" ../tpu_reshard/dropout.py "$n" "$nd" "$mesh" "$axes" "$shape" data,, grad dotin > /dev/null 2>&1 || echo "fail $n"
   f=$(ls "$DUMPS/$n"/*buffer-assignment.txt | head -1)
   echo "$n $(grep -cE ': pred\[[0-9,]+\]\{3,2,1,0' "$f") copies; masks: $(grep -oE 'value: <[0-9]+ \S+ @[0-9]+> \(size=[0-9]+,offset=[0-9]+\): pred\[[0-9,]{3,}\]\{[^}]*\}' "$f" | sed -E 's/.*: //' | sort | uniq -c | tr '\n' ' ')"
 done

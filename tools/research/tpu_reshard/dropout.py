@@ -1,5 +1,7 @@
 """Compile one dropout for XLA:TPU v5e deviceless, jax_threefry_partitionable=False.
 usage: dropout.py NAME NDEV MESH(e.g. 16 or 8x2) AXES(e.g. data or data,model) SHAPE(e.g. 16,32,64) SPEC(e.g. data,,  or data,,model) [partitionable]
+Consumer variants (../tpu_mask_copy/): `dot` (the dropout feeds a matmul), `dotin` (a matmul feeds
+it), `mlp` (Megatron: column- then row-parallel matmuls, all-reduced, then the dropout).
 """
 import os, sys, json
 name, ndev, mesh_s, axes_s, shape_s, spec_s = sys.argv[1:7]
@@ -34,7 +36,18 @@ def drop(key, x):
     keep = jax.random.bernoulli(key, 0.9, x.shape)
     return jnp.where(keep, x / 0.9, 0.0)
 
+W = jnp.asarray(np.random.RandomState(0).randn(shape[-1], shape[-1]).astype(np.float32))
+
 def g(key, x):
+    if "mlp" in opts:  # Megatron: column- then row-parallel matmuls (all-reduce), then the dropout
+        W1 = jax.lax.with_sharding_constraint(jnp.ones((shape[-1], 4 * shape[-1])), NamedSharding(mesh, P(None, "model")))
+        W2 = jax.lax.with_sharding_constraint(jnp.ones((4 * shape[-1], shape[-1])), NamedSharding(mesh, P("model", None)))
+        h = jnp.tanh(jnp.einsum("...d,df->...f", x, W1))
+        return drop(key, jnp.einsum("...f,fd->...d", h, W2)) + x
+    if "dot" in opts:  # the dropout feeds a matmul
+        return jnp.einsum("...d,de->...e", drop(key, x), W)
+    if "dotin" in opts:  # a matmul feeds the dropout
+        return drop(key, jnp.einsum("...d,de->...e", x, W))
     if mode == "sum":   # nsites dropouts of the same x, summed
         return sum(drop(jax.random.fold_in(key, i), x) for i in range(nsites)) if nsites > 1 else drop(key, x)
     for i in range(nsites):  # chain
