@@ -29,6 +29,10 @@ int64_t PairsPerDevice(const RngGeometry& g) {
   return CeilDiv(CeilDiv(n, 2), HashShards(g));
 }
 
+// XLA:TPU's default tile of an array's minor two dimensions: 8 rows (sublanes) of 128 lanes.
+constexpr int64_t kTpuTileRows = 8;
+constexpr int64_t kTpuTileLanes = 128;
+
 // Bytes XLA:TPU allocates for an array of `type` and `dims` in its default tiled layout (the
 // minor two dimensions in (8, 128) tiles; pred packed 4 to a word), as its dumps give the
 // relayouts of the exchange (u32[2,4,8,64]{3,2,0,1:T(8,128)}, pred[4,4,8,64]{...:T(8,128)(4,1)}).
@@ -40,7 +44,9 @@ int64_t TpuTiledBytes(const char* type, const std::vector<int64_t>& dims) {
     layout += (d > 0 ? "," : "") + std::to_string(dims.size() - 1 - d);
   }
   const bool pred = std::string(type) == "pred";
-  text += "]" + layout + (dims.size() >= 2 ? ":T(8,128)" : ":T(1024)") +
+  const std::string tile =
+      ":T(" + std::to_string(kTpuTileRows) + "," + std::to_string(kTpuTileLanes) + ")";
+  text += "]" + layout + (dims.size() >= 2 ? tile : ":T(1024)") +
           (pred && dims.size() >= 2 ? "(4,1)" : "") + "}";
   const std::optional<ir::Shape> shape = ir::ParseShape(text);
   return shape ? PlatformProfile::For(Platform::kTpu).BufferBytes(*shape) : 0;
@@ -65,10 +71,10 @@ int64_t TpuExchangeBytes(const RngGeometry& g, int64_t word) {
   bytes = SaturatingAdd(bytes, TpuTiledBytes("u32", joined));
   bytes = SaturatingAdd(bytes, SaturatingMul(2 * word, g.local_elements));  // back to rows
   // The mask, relaid out as [b, H, S/H, ...] with H major; it reaches its readers through a
-  // row-major copy of as many bytes unless its pieces are one 8-row tile high (S/H = 8): 17
+  // row-major copy of as many bytes unless its pieces are one tile high (S/H = kTpuTileRows): 17
   // deviceless compiles, tools/research/tpu_mask_copy/.
   const int64_t mask = TpuTiledBytes("pred", shape);
-  const bool mask_copied = shape.size() >= 3 && shape[1] / h != 8;
+  const bool mask_copied = shape.size() >= 3 && shape[1] / h != kTpuTileRows;
   bytes = SaturatingAdd(bytes, SaturatingMul(mask_copied ? 2 : 1, mask));
   return SaturatingAdd(bytes, TpuPartitionableKeyBytes());
 }
@@ -82,7 +88,7 @@ int64_t TpuRowReshardBytes(const RngGeometry& g, int64_t word, int64_t rows) {
   int64_t bytes = SaturatingMul(rows == 1 ? 12 : 9, TpuTiledBytes("u32", row));
   // The flat hash outputs u32[m]{T(1024)}, a bitcast of the tiled row where its minor dimension
   // is one 128-lane tile wide over whole 8-row tiles ([1,16,128]: folded).
-  const bool flat_row = row.back() == 128 && row[row.size() - 2] % 8 == 0;
+  const bool flat_row = row.back() == kTpuTileLanes && row[row.size() - 2] % kTpuTileRows == 0;
   if (!flat_row) bytes = SaturatingAdd(bytes, SaturatingMul(2 * word, m));
   // No mask: the compare is fused into the rows' consumers.
   return SaturatingAdd(bytes, TpuPartitionableKeyBytes());

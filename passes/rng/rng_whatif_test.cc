@@ -7,11 +7,17 @@
 namespace spmdsim::passes {
 namespace {
 
-TEST_CASE("replicated mode's wire is two gathers of the halves and the counter permutes") {
+// The corpus' plain data-parallel dropout: [16,32,64] split over 8 devices, u32[2,32,64] each.
+RngGeometry DataParallel8() {
   RngGeometry g;
-  g.local_elements = 4096;  // u32[2,32,64] per device
+  g.local_elements = 4096;
   g.global_elements = 32768;
   g.devices = 8;
+  return g;
+}
+
+TEST_CASE("replicated mode's wire is two gathers of the halves and the counter permutes") {
+  RngGeometry g = DataParallel8();
   const RngWhatIf w = PredictRngCosts(g);
   // m = 16384 / 8 = 2048 pairs per device: permutes 5 x 4m = 40 KiB; each gather of a 64 KiB
   // half sends 7/8 of it.
@@ -29,10 +35,7 @@ TEST_CASE("the older partitioner all-reduces the concatenation of the halves") {
   // all-reduce (128 KiB, 224 KiB sent), loop state and copies 4 x 8 KiB, counter pieces 5 x
   // 8 KiB and their permutes (40 KiB sent): 328 KiB, 264 KiB on the wire, however many
   // instructions read the all-reduce.
-  RngGeometry g;
-  g.local_elements = 4096;
-  g.global_elements = 32768;
-  g.devices = 8;
+  RngGeometry g = DataParallel8();
   g.concat = ConcatLowering::kAllReduce;
   for (const int64_t consumers : {1, 3}) {
     g.consumers = consumers;
@@ -58,10 +61,7 @@ TEST_CASE("a flat hash split over fewer devices than the tensor hashes more pair
   // gather of a 64 KiB half runs over the 4 devices of a group
   // (testdata/dumps/jax012_cpu8_seqpar_replicated_remat: u32[4096] hash outputs, all-gathers
   // over {'data'}, permutes of u32[8192] and 3 x u32[4096]).
-  RngGeometry g;
-  g.local_elements = 4096;
-  g.global_elements = 32768;
-  g.devices = 8;
+  RngGeometry g = DataParallel8();
   g.hash_shards = 4;
   const RngWhatIf w = PredictRngCosts(g);
   CHECK(w.replicated.counter_wire_bytes == 5 * 4 * 4096);
