@@ -1,6 +1,7 @@
 // Where a site's buffer values come from: the role a buffer plays (XLA Label's words), the
 // operand a collective's output moves, and values computed from constants alone.
-#include <algorithm>
+#include <unordered_set>
+#include <vector>
 
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/rng_value_flow.h"
@@ -86,28 +87,37 @@ const HloInstruction* MovedOperand(const HloInstruction& instr, const ShapeIndex
   return operand;
 }
 
-// Computed from constants alone, through at most `depth` more instructions: the zero buffer
-// XLA's SPMD partitioner creates to concatenate along a sharded dimension (CreateZero, then each
-// device dynamic-update-slices its pieces into it in place and all-reduces it: older XLA's
-// SpmdPartitioningVisitor::HandleConcatenate), and the copy that makes it writable. Such a value
-// holds no data of anything else, so the buffer is the site's bits all the same.
-bool FromConstantsOnly(const HloInstruction* instr, int depth) {
-  if (instr->opcode == Opcode::kConstant) return true;
-  if (depth <= 0 || instr->operands.empty()) return false;
-  switch (instr->opcode) {
-    case Opcode::kBroadcast:
-    case Opcode::kCopy:
-    case Opcode::kBitcast:
-    case Opcode::kReshape:
-    case Opcode::kConvert:
-      return FromConstantsOnly(instr->operands[0], depth - 1);
-    case Opcode::kFusion:
-      return std::all_of(
-          instr->operands.begin(), instr->operands.end(),
-          [depth](const HloInstruction* operand) { return FromConstantsOnly(operand, depth - 1); });
-    default:
-      return false;
+// The zero buffer XLA's SPMD partitioner creates to concatenate along a sharded dimension
+// (CreateZero; each device then dynamic-update-slices its pieces into it in place and all-reduces
+// it: older XLA's SpmdPartitioningVisitor::HandleConcatenate), and the copy that makes it
+// writable, are computed from constants alone: the buffer is the site's bits all the same.
+bool FromConstantsOnly(const HloInstruction* instr) {
+  std::vector<const HloInstruction*> pending{instr};
+  std::unordered_set<const HloInstruction*> seen{instr};
+  while (!pending.empty()) {
+    const HloInstruction* at = pending.back();
+    pending.pop_back();
+    if (at->opcode == Opcode::kConstant) continue;
+    switch (at->opcode) {
+      case Opcode::kBroadcast:
+      case Opcode::kCopy:
+      case Opcode::kBitcast:
+      case Opcode::kReshape:
+      case Opcode::kConvert:
+      case Opcode::kFusion:
+        break;
+      default:
+        return false;
+    }
+    if (at->operands.empty()) return false;
+    for (const HloInstruction* operand : at->operands) {
+      if (seen.insert(operand).second) {
+        if (seen.size() > kMaxConstantWalk) return false;
+        pending.push_back(operand);
+      }
+    }
   }
+  return true;
 }
 
 }  // namespace spmdsim::passes::rng_internal

@@ -118,6 +118,23 @@ void RngSiteFinder::Findings(RngSiteResult& result) {
   }
 }
 
+RngGeometry RngSiteFinder::GeometryOf(const SiteWork& work) const {
+  const RngSite& site = work.site;
+  RngGeometry geometry;
+  geometry.local_elements = site.local_elements;
+  geometry.global_elements = site.global_elements;
+  geometry.devices = site.shards;
+  geometry.hash_shards = work.hash_shards;
+  geometry.consumers = site.consumer_count;
+  geometry.counters_hoisted = work.counters_hoisted;
+  geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
+  geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
+  geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
+  geometry.local_shape = site.shape;
+  geometry.concat = options_.concat;
+  return geometry;
+}
+
 RngSiteResult RngSiteFinder::Run() {
   RngSiteResult result;
   result.num_partitions = ir::DeviceCount(module_);  // devices: replicas x partitions
@@ -192,18 +209,7 @@ RngSiteResult RngSiteFinder::Run() {
       const auto runs = executions.find(work.anchor->parent);
       const int64_t runs_per_step = runs != executions.end() ? runs->second : 1;
       work.counters_hoisted = hoisting && InLoopBody(work.anchor->parent);
-      RngGeometry geometry;
-      geometry.counters_hoisted = work.counters_hoisted;
-      geometry.local_elements = site.local_elements;
-      geometry.global_elements = site.global_elements;
-      geometry.devices = site.shards;
-      geometry.hash_shards = work.hash_shards;
-      geometry.consumers = site.consumer_count;
-      geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
-      geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
-      geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
-      geometry.local_shape = site.shape;
-      geometry.concat = options_.concat;
+      const RngGeometry geometry = GeometryOf(work);
       site.whatif = PredictRngCosts(geometry);
       // The dropout's mask is computed from the bits, whichever way they were made: where
       // XLA:GPU keeps it in a buffer of its own (it fuses the hash into the compare and keeps
@@ -311,16 +317,7 @@ RngSiteResult RngSiteFinder::Run() {
   for (SiteWork& work : sites_) {
     if (work.site.purpose == SitePurpose::kBits &&
         shared_geometries.insert({work.site.global_elements, work.site.local_elements}).second) {
-      RngGeometry geometry;
-      geometry.local_elements = work.site.local_elements;
-      geometry.global_elements = work.site.global_elements;
-      geometry.devices = work.site.shards;
-      geometry.hash_shards = work.hash_shards;
-      geometry.hash_call = work.site.kind == SiteKind::kThreefryCustomCall;
-      geometry.counters_hoisted = work.counters_hoisted;
-      geometry.unrolled = work.site.kind == SiteKind::kThreefryExpanded;
-      geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
-      geometry.local_shape = work.site.shape;
+      const RngGeometry geometry = GeometryOf(work);
       result.totals.whatif.replicated.memory_bytes = SaturatingAdd(
           result.totals.whatif.replicated.memory_bytes, SharedReplicatedCounterBytes(geometry));
       result.totals.whatif.partitionable.memory_bytes =
@@ -344,14 +341,7 @@ RngSiteResult RngSiteFinder::Run() {
              .second) {
       continue;
     }
-    RngGeometry geometry;
-    geometry.local_elements = site.local_elements;
-    geometry.global_elements = site.global_elements;
-    geometry.devices = site.shards;
-    geometry.hash_shards = work.hash_shards;
-    geometry.unrolled = true;
-    geometry.tpu_exchange = true;
-    geometry.local_shape = site.shape;
+    const RngGeometry geometry = GeometryOf(work);
     const auto runs = executions.find(work.anchor->parent);
     const int64_t runs_per_step = runs != executions.end() ? runs->second : 1;
     RngCost& total = result.totals.whatif.replicated;

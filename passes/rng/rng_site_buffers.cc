@@ -452,7 +452,10 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
                                    const LiveRangeAnalysis* live_ranges) {
   // buffer id -> (site, first member value)
   std::map<int32_t, std::pair<int, int32_t>> owner;
-  std::set<int32_t> foreign;  // buffers that also hold values defined outside any site
+  // Values defined outside any site, with their buffers: a site's buffer holding one is not the
+  // site's unless the value is computed from constants alone (checked below, for those buffers
+  // only).
+  std::vector<std::pair<int32_t, const HloInstruction*>> outside;
   for (const HloValue& value : dataflow.values()) {
     const int32_t buffer = alias.BufferIdOf(value.id);
     int site = -1;
@@ -485,7 +488,7 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
       if (hoisted != hoisted_of_.end()) site = hoisted->second;
     }
     if (site < 0) {
-      if (!FromConstantsOnly(value.instruction, kMaxConstantDepth)) foreign.insert(buffer);
+      outside.emplace_back(buffer, value.instruction);
       continue;
     }
     if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
@@ -509,6 +512,12 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
                dataflow.value(known->second.second).instruction->parent != sites_[site].home &&
                !value.is_phi) {
       known->second.second = value.id;
+    }
+  }
+  std::set<int32_t> foreign;  // site buffers that also hold another computation's data
+  for (const auto& [buffer, instr] : outside) {
+    if (owner.count(buffer) != 0 && foreign.count(buffer) == 0 && !FromConstantsOnly(instr)) {
+      foreign.insert(buffer);
     }
   }
   // Held across the start of the backward pass. Scheduled, it is a live-range fact: one of the

@@ -104,10 +104,11 @@ SiteBufferRole BufferRole(const HloInstruction* instr, const HloInstruction* anc
 // The operand whose values a collective's output at `index` holds; null for anything else.
 const HloInstruction* MovedOperand(const HloInstruction& instr, const ShapeIndex& index);
 
-// Computed from constants alone through at most `depth` more instructions (broadcasts, copies,
-// reshapes, converts, fusions of those): such a value holds no other computation's data.
-constexpr int kMaxConstantDepth = 8;
-bool FromConstantsOnly(const HloInstruction* instr, int depth);
+// Computed from constants alone (through broadcasts, copies, bitcasts, reshapes, converts and
+// fusions of those, at most kMaxConstantWalk instructions): such a value holds no other
+// computation's data.
+constexpr size_t kMaxConstantWalk = 64;
+bool FromConstantsOnly(const HloInstruction* instr);
 
 std::string_view LastComponent(std::string_view op_name);
 
@@ -223,6 +224,9 @@ class RngSiteFinder {
   // `owner` and the other sites of its multi-draw fusion whose hash reads `instr`'s values.
   std::vector<int> SitesReading(int owner, const HloInstruction* instr);
   void Findings(RngSiteResult& result);
+  // The site's geometry for the what-if (passes/rng/rng_whatif.h), on the platform and with the
+  // concatenation lowering the options name.
+  RngGeometry GeometryOf(const SiteWork& work) const;
   // False for a fused hash whose fusion also holds the consumer (its output is not random).
   bool BitsLeave(const SiteWork& work) {
     if (work.anchor->opcode != Opcode::kFusion) return true;
