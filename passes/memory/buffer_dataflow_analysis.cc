@@ -76,7 +76,7 @@ ShapeIndex DataflowAnalysis::SlotIndex(int32_t slot) const {
 
 int32_t DataflowAnalysis::UniqueValueAt(int32_t slot) const {
   if (slot < 0) return -1;
-  const auto& set = value_sets_[slot];
+  const std::span<const int32_t> set = ValueSet(slot);
   return set.size() == 1 ? set[0] : -1;
 }
 
@@ -91,6 +91,9 @@ DataflowAnalysis DataflowBuilder::Build() {
   if (module.entry == nullptr) return std::move(a_);
   ComputeCallGraph();
   AssignSlots();
+  // At most one value a slot before propagation adds phis: no regrowth of a million values.
+  a_.values_.reserve(a_.slot_instr_.size());
+  deleted_.reserve(a_.slot_instr_.size());
   for (const HloComputation* computation : a_.control_flow_) {
     for (const HloInstruction* instr : computation->instructions) DefineValues(instr);
   }
@@ -98,6 +101,7 @@ DataflowAnalysis DataflowBuilder::Build() {
   OptimizePhis();
   Compact();
   ComputePositionsAndUses();
+  FlattenValueSets();
   return std::move(a_);
 }
 
@@ -165,11 +169,11 @@ void DataflowBuilder::AssignSlots() {
       AddSlots(instr, instr->shape, -1, 0);
     }
   }
-  a_.value_sets_.resize(a_.slot_instr_.size());
+  sets_.resize(a_.slot_instr_.size());
 }
 
 void DataflowBuilder::DefineAt(const HloInstruction* instr, int32_t slot) {
-  a_.value_sets_[slot] = {NewValue(instr, slot, false)};
+  sets_[slot] = {NewValue(instr, slot, false)};
 }
 
 bool DataflowBuilder::ParameterDefinesValues(const HloInstruction* instr) const {
@@ -255,8 +259,8 @@ void DataflowBuilder::DefineValues(const HloInstruction* instr) {
 bool DataflowBuilder::CopySlots(int32_t to, int32_t from, int32_t count, bool skip_first) {
   bool changed = false;
   for (int32_t k = skip_first ? 1 : 0; k < count; ++k) {
-    if (a_.value_sets_[to + k] != a_.value_sets_[from + k]) {
-      a_.value_sets_[to + k] = a_.value_sets_[from + k];
+    if (sets_[to + k] != sets_[from + k]) {
+      sets_[to + k] = sets_[from + k];
       changed = true;
     }
   }

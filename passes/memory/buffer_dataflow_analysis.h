@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,15 +57,23 @@ struct HloValue {
   const ir::HloInstruction* instruction = nullptr;  // the defining instruction
   int32_t slot = 0;                                 // the defining slot
   bool is_phi = false;
-  bool live_out = false;           // appears at the entry computation's root
-  std::vector<int32_t> positions;  // slots holding the value; the defining slot first
-  std::vector<HloUse> uses;
+  bool live_out = false;  // appears at the entry computation's root
+  // Views into the analysis's flat arrays (a million values: no allocation each).
+  std::span<const int32_t> positions;  // slots holding the value; the defining slot first
+  std::span<const HloUse> uses;
 };
 
 struct DataflowOptions {};
 
 class DataflowAnalysis {
  public:
+  DataflowAnalysis() = default;
+  DataflowAnalysis(DataflowAnalysis&&) = default;
+  DataflowAnalysis& operator=(DataflowAnalysis&&) = default;
+  // The values view the analysis's own arrays, which a copy would not own.
+  DataflowAnalysis(const DataflowAnalysis&) = delete;
+  DataflowAnalysis& operator=(const DataflowAnalysis&) = delete;
+
   static DataflowAnalysis Run(const ir::HloModule& module, const DataflowOptions& options = {});
 
   const ir::HloModule& module() const { return *module_; }
@@ -88,7 +97,9 @@ class DataflowAnalysis {
   int32_t SlotSpan(int32_t slot) const { return slot_span_[slot]; }
 
   // The values at a slot, sorted by id (one value for every analysed slot in SSA form).
-  const std::vector<int32_t>& ValueSet(int32_t slot) const { return value_sets_[slot]; }
+  std::span<const int32_t> ValueSet(int32_t slot) const {
+    return {set_ids_.data() + set_begin_[slot], set_ids_.data() + set_begin_[slot + 1]};
+  }
   // The single value at a slot, or -1 when there is none or several.
   int32_t UniqueValueAt(int32_t slot) const;
   const std::vector<HloValue>& values() const { return values_; }
@@ -109,8 +120,13 @@ class DataflowAnalysis {
   std::vector<int32_t> slot_parent_;   // -1 for the top
   std::vector<int32_t> slot_element_;  // element number within the parent tuple
   std::vector<int32_t> slot_span_;     // slots in the subtree, itself included
-  std::vector<std::vector<int32_t>> value_sets_;
+  // The value sets, slot by slot: slot s holds set_ids_[set_begin_[s], set_begin_[s + 1]).
+  std::vector<uint32_t> set_begin_;
+  std::vector<int32_t> set_ids_;
   std::vector<HloValue> values_;
+  // What the values' positions and uses view.
+  std::vector<int32_t> positions_;
+  std::vector<HloUse> uses_;
 };
 
 // True when `user` may read the buffer at `index` of an operand (XLA's MayUseOperandValue):

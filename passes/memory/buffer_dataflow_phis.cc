@@ -127,7 +127,7 @@ void DataflowBuilder::OptimizePhiGraph() {
 void DataflowBuilder::OptimizePhis() {
   if (nodes_.empty()) return;
   OptimizePhiGraph();
-  for (auto& set : a_.value_sets_) {
+  for (auto& set : sets_) {
     if (set.size() != 1 || !a_.values_[set[0]].is_phi) continue;
     auto it = node_of_value_.find(set[0]);
     if (it == node_of_value_.end()) continue;
@@ -140,37 +140,59 @@ void DataflowBuilder::OptimizePhis() {
 }
 
 void DataflowBuilder::Compact() {
+  // In place: a copy of a million values would double their memory for a moment.
+  if (std::find(deleted_.begin(), deleted_.end(), true) == deleted_.end()) return;
   std::vector<int32_t> new_id(a_.values_.size(), -1);
-  std::vector<HloValue> kept;
+  size_t kept = 0;
   for (HloValue& value : a_.values_) {
     if (deleted_[value.id]) continue;
-    new_id[value.id] = static_cast<int32_t>(kept.size());
-    value.id = static_cast<int32_t>(kept.size());
-    kept.push_back(std::move(value));
+    new_id[value.id] = static_cast<int32_t>(kept);
+    value.id = static_cast<int32_t>(kept);
+    if (&value != &a_.values_[kept]) a_.values_[kept] = std::move(value);
+    ++kept;
   }
-  a_.values_ = std::move(kept);
-  for (auto& set : a_.value_sets_) {
+  a_.values_.resize(kept);
+  // The map keeps the order of the ids, so the sets stay sorted.
+  for (auto& set : sets_) {
     for (int32_t& id : set) id = new_id[id];
     set.erase(std::remove(set.begin(), set.end(), -1), set.end());
-    std::sort(set.begin(), set.end());
   }
 }
 
 void DataflowBuilder::ComputePositionsAndUses() {
-  for (HloValue& value : a_.values_) value.positions.push_back(value.slot);
-  for (const HloComputation* computation : a_.control_flow_) {
-    for (const HloInstruction* instr : computation->instructions) {
-      const int32_t first = First(instr);
-      for (int32_t s = first; s < first + Count(instr); ++s) {
-        for (int32_t id : a_.value_sets_[s]) {
-          if (a_.values_[id].instruction != instr) a_.values_[id].positions.push_back(s);
+  // Positions: the defining slot, then every other slot holding the value in program order;
+  // counted first, so that each value's positions are one stretch of a flat array.
+  std::vector<uint32_t> begin(a_.values_.size() + 1, 0);
+  const auto for_each_other_position = [&](const auto& visit) {
+    for (const HloComputation* computation : a_.control_flow_) {
+      for (const HloInstruction* instr : computation->instructions) {
+        const int32_t first = First(instr);
+        for (int32_t s = first; s < first + Count(instr); ++s) {
+          for (int32_t id : sets_[s]) {
+            if (a_.values_[id].instruction != instr) visit(id, s);
+          }
         }
       }
     }
-  }
-  const HloInstruction* entry_root = a_.module_->entry->root;
+  };
+  for (const HloValue& value : a_.values_) begin[value.id + 1] = 1;
+  for_each_other_position([&](int32_t id, int32_t) { ++begin[id + 1]; });
+  for (size_t v = 0; v < a_.values_.size(); ++v) begin[v + 1] += begin[v];
+  a_.positions_.assign(begin.back(), 0);
+  std::vector<uint32_t> filled(begin.begin(), begin.end() - 1);
+  for (const HloValue& value : a_.values_) a_.positions_[filled[value.id]++] = value.slot;
+  for_each_other_position([&](int32_t id, int32_t s) { a_.positions_[filled[id]++] = s; });
   for (HloValue& value : a_.values_) {
-    std::vector<const HloInstruction*> roots;
+    value.positions = {a_.positions_.data() + begin[value.id],
+                       a_.positions_.data() + begin[value.id + 1]};
+  }
+
+  // Uses, value by value into one array; the views are set once it no longer grows.
+  const HloInstruction* entry_root = a_.module_->entry->root;
+  std::vector<uint32_t> uses_begin(a_.values_.size() + 1, 0);
+  std::vector<const HloInstruction*> roots;
+  for (HloValue& value : a_.values_) {
+    roots.clear();
     for (int32_t slot : value.positions) {
       const HloInstruction* at = a_.slot_instr_[slot];
       if (at == at->parent->root) roots.push_back(at);
@@ -185,11 +207,29 @@ void DataflowBuilder::ComputePositionsAndUses() {
         if (!MayUseOperandValue(index, *user) && !root_use) continue;
         for (size_t i = 0; i < user->operands.size(); ++i) {
           if (user->operands[i] != at) continue;
-          value.uses.push_back(HloUse{user, static_cast<int32_t>(i), slot});
+          a_.uses_.push_back(HloUse{user, static_cast<int32_t>(i), slot});
         }
       }
     }
+    uses_begin[value.id + 1] = static_cast<uint32_t>(a_.uses_.size());
   }
+  a_.uses_.shrink_to_fit();
+  for (HloValue& value : a_.values_) {
+    value.uses = {a_.uses_.data() + uses_begin[value.id],
+                  a_.uses_.data() + uses_begin[value.id + 1]};
+  }
+}
+
+void DataflowBuilder::FlattenValueSets() {
+  a_.set_begin_.assign(sets_.size() + 1, 0);
+  size_t ids = 0;
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    ids += sets_[s].size();
+    a_.set_begin_[s + 1] = static_cast<uint32_t>(ids);
+  }
+  a_.set_ids_.reserve(ids);
+  for (const auto& set : sets_) a_.set_ids_.insert(a_.set_ids_.end(), set.begin(), set.end());
+  std::vector<std::vector<int32_t>>().swap(sets_);
 }
 
 }  // namespace spmdsim::passes

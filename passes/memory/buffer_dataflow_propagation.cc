@@ -15,13 +15,13 @@ bool DataflowBuilder::UnionInto(int32_t to, const std::vector<int32_t>& inputs_f
   for (int32_t k = 0; k < count; ++k) {
     std::vector<int32_t> merged;
     for (int32_t input : inputs_first) {
-      const auto& set = a_.value_sets_[input + k];
+      const auto& set = sets_[input + k];
       merged.insert(merged.end(), set.begin(), set.end());
     }
     std::sort(merged.begin(), merged.end());
     merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
-    if (merged != a_.value_sets_[to + k]) {
-      a_.value_sets_[to + k] = std::move(merged);
+    if (merged != sets_[to + k]) {
+      sets_[to + k] = std::move(merged);
       changed = true;
     }
   }
@@ -35,12 +35,12 @@ bool DataflowBuilder::Phi(const HloInstruction* instr,
   const int32_t count = Count(instr);
   for (int32_t k = 0; k < count; ++k) {
     const int32_t slot = first + k;
-    auto& set = a_.value_sets_[slot];
+    auto& set = sets_[slot];
     const int32_t current = set.size() == 1 ? set[0] : -1;
     std::vector<int32_t> input_ids;
     for (const HloInstruction* input : inputs) {
       if (k >= Count(input)) continue;
-      const auto& input_set = a_.value_sets_[First(input) + k];
+      const auto& input_set = sets_[First(input) + k];
       input_ids.insert(input_ids.end(), input_set.begin(), input_set.end());
     }
     const bool current_defined_here = current >= 0 && a_.values_[current].instruction == instr &&
@@ -176,8 +176,8 @@ bool DataflowBuilder::CopyArrayLeaves(int32_t to, int32_t from) {
   const int32_t count = std::min(a_.slot_span_[to], a_.slot_span_[from]);
   for (int32_t k = 0; k < count; ++k) {
     if (!a_.slot_shape_[from + k]->IsArray()) continue;
-    if (a_.value_sets_[to + k] != a_.value_sets_[from + k]) {
-      a_.value_sets_[to + k] = a_.value_sets_[from + k];
+    if (sets_[to + k] != sets_[from + k]) {
+      sets_[to + k] = sets_[from + k];
       changed = true;
     }
   }
@@ -196,20 +196,20 @@ bool DataflowBuilder::UpdateAsyncUpdateOrDone(const HloInstruction* instr) {
     for (int32_t k = 0; k < count; ++k) {
       const int32_t from = First(operand) + k;
       if (!a_.slot_shape_[from]->IsArray()) continue;
-      std::vector<int32_t> merged = a_.value_sets_[from];
+      std::vector<int32_t> merged = sets_[from];
       if (FrontIndex(from) == 1 && root != nullptr) {
         ShapeIndex index = a_.SlotIndex(from);
         index.erase(index.begin());
         const int32_t root_slot = a_.SlotAt(root, index);
         if (root_slot >= 0) {
-          const auto& extra = a_.value_sets_[root_slot];
+          const auto& extra = sets_[root_slot];
           merged.insert(merged.end(), extra.begin(), extra.end());
           std::sort(merged.begin(), merged.end());
           merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
         }
       }
-      if (merged != a_.value_sets_[first + k]) {
-        a_.value_sets_[first + k] = std::move(merged);
+      if (merged != sets_[first + k]) {
+        sets_[first + k] = std::move(merged);
         changed = true;
       }
     }
@@ -222,15 +222,15 @@ bool DataflowBuilder::UpdateAsyncUpdateOrDone(const HloInstruction* instr) {
   const int32_t count = std::min(Count(instr), a_.slot_span_[from_top]);
   for (int32_t k = 0; k < count; ++k) {
     if (!a_.slot_shape_[from_top + k]->IsArray()) continue;
-    std::vector<int32_t> merged = a_.value_sets_[from_top + k];
+    std::vector<int32_t> merged = sets_[from_top + k];
     if (root != nullptr && k < Count(root)) {
-      const auto& extra = a_.value_sets_[First(root) + k];
+      const auto& extra = sets_[First(root) + k];
       merged.insert(merged.end(), extra.begin(), extra.end());
       std::sort(merged.begin(), merged.end());
       merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
     }
-    if (merged != a_.value_sets_[first + k]) {
-      a_.value_sets_[first + k] = std::move(merged);
+    if (merged != sets_[first + k]) {
+      sets_[first + k] = std::move(merged);
       changed = true;
     }
   }

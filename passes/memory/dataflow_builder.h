@@ -154,7 +154,12 @@ class DataflowBuilder {
 
   void ComputePositionsAndUses();
 
+  // Moves the value sets into the analysis's flat arrays and frees the builder's.
+  void FlattenValueSets();
+
   DataflowAnalysis a_;
+  // The value sets while they change (propagation, phis); FlattenValueSets hands them over.
+  std::vector<std::vector<int32_t>> sets_;
   std::vector<bool> deleted_;
   std::vector<int64_t> ordinal_;
   std::unordered_set<const HloComputation*> ordered_;
