@@ -155,18 +155,32 @@ AliasAnalysis AliasAnalysis::Run(const DataflowAnalysis& dataflow, const AliasOp
   Merger merger(dataflow, sets);
   for (const HloValue& value : values) merger.MergeAliases(value);
 
+  // Buffers numbered by their first value; their values counted, then laid out buffer by
+  // buffer in ascending order.
   result.buffer_of_.assign(values.size(), -1);
   std::vector<int32_t> buffer_of_root(values.size(), -1);
+  std::vector<uint32_t> begin(1, 0);
   for (const HloValue& value : values) {
     const int32_t root = sets.Find(value.id);
     if (buffer_of_root[root] < 0) {
       buffer_of_root[root] = static_cast<int32_t>(result.buffers_.size());
       result.buffers_.push_back(HloBuffer{buffer_of_root[root], {}, false});
+      begin.push_back(0);
     }
     HloBuffer& buffer = result.buffers_[buffer_of_root[root]];
-    buffer.values.push_back(value.id);
+    ++begin[buffer.id + 1];
     buffer.live_out |= value.live_out;
     result.buffer_of_[value.id] = buffer.id;
+  }
+  for (size_t b = 1; b < begin.size(); ++b) begin[b] += begin[b - 1];
+  result.buffer_values_.resize(values.size());
+  std::vector<uint32_t> filled(begin.begin(), begin.end() - 1);
+  for (const HloValue& value : values) {
+    result.buffer_values_[filled[result.buffer_of_[value.id]]++] = value.id;
+  }
+  for (HloBuffer& buffer : result.buffers_) {
+    buffer.values = {result.buffer_values_.data() + begin[buffer.id],
+                     result.buffer_values_.data() + begin[buffer.id + 1]};
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "passes/memory/buffer_dataflow_analysis.h"
@@ -17,15 +18,23 @@
 namespace spmdsim::passes {
 
 struct HloBuffer {
-  int32_t id = 0;               // dense; buffers are ordered by their first value
-  std::vector<int32_t> values;  // value ids, ascending
-  bool live_out = false;        // some value appears at the entry root
+  int32_t id = 0;  // dense; buffers are ordered by their first value
+  // Value ids, ascending: a view into the analysis's flat array (no allocation per buffer).
+  std::span<const int32_t> values;
+  bool live_out = false;  // some value appears at the entry root
 };
 
 struct AliasOptions {};
 
 class AliasAnalysis {
  public:
+  AliasAnalysis() = default;
+  AliasAnalysis(AliasAnalysis&&) = default;
+  AliasAnalysis& operator=(AliasAnalysis&&) = default;
+  // The buffers view the analysis's own array, which a copy would not own.
+  AliasAnalysis(const AliasAnalysis&) = delete;
+  AliasAnalysis& operator=(const AliasAnalysis&) = delete;
+
   static AliasAnalysis Run(const DataflowAnalysis& dataflow, const AliasOptions& options = {});
 
   const std::vector<HloBuffer>& buffers() const { return buffers_; }
@@ -34,7 +43,8 @@ class AliasAnalysis {
 
  private:
   std::vector<HloBuffer> buffers_;
-  std::vector<int32_t> buffer_of_;  // by value id
+  std::vector<int32_t> buffer_of_;      // by value id
+  std::vector<int32_t> buffer_values_;  // what the buffers' values view, buffer by buffer
 };
 
 }  // namespace spmdsim::passes

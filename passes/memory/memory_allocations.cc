@@ -61,9 +61,8 @@ void PeakMemoryBuilder::ClassifyBuffers() {
   }
 }
 
-void PeakMemoryBuilder::AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const {
+void PeakMemoryBuilder::AddValues(Allocation& allocation, std::span<const int32_t> ids) const {
   for (int32_t id : ids) {
-    allocation.values.push_back(id);
     if (!lr_.HasRange(id)) {
       allocation.unranged = true;
       continue;
@@ -444,7 +443,6 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       allocations.push_back(Allocation{bytes,
                                        candidates.space[static_cast<size_t>(buffer_id)],
                                        readonly,
-                                       {},
                                        false,
                                        static_cast<int32_t>(allocations.size()),
                                        {}});

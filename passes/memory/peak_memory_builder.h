@@ -106,14 +106,13 @@ class PeakMemoryBuilder {
     int64_t size = 0;
     int64_t space = 0;      // memory space (XLA's buffer color)
     bool readonly = false;  // a parameter that is not donated
-    std::vector<int32_t> values;
     bool unranged = false;  // holds a value without a live range: nothing else goes in
     int32_t index = -1;     // in the order made
     // Where its values are live; kept only for an allocation others may reuse (not readonly).
     AllocationTimeline timeline;
   };
 
-  void AddValues(Allocation& allocation, const std::vector<int32_t>& ids) const;
+  void AddValues(Allocation& allocation, std::span<const int32_t> ids) const;
   // The values in every allocation by the times they start and end, while assigning.
   ValueTouchIndex* touching_ = nullptr;
 
