@@ -118,6 +118,8 @@ class DataflowBuilder {
   bool UpdateAsyncUpdateOrDone(const HloInstruction* instr);
 
   bool UpdateInstruction(const HloInstruction* instr);
+  // Whether UpdateInstruction can change anything for an instruction with `opcode`.
+  static bool PropagatesValues(Opcode opcode);
 
   void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal);
 
