@@ -36,16 +36,6 @@ CallContext DataflowAnalysis::Context(const HloComputation* computation) const {
   return it == context_.end() ? CallContext::kNone : it->second;
 }
 
-int32_t DataflowAnalysis::FirstSlot(const HloInstruction* instruction) const {
-  const auto id = static_cast<size_t>(instruction->id);
-  return id < first_slot_.size() ? first_slot_[id] : -1;
-}
-
-int32_t DataflowAnalysis::SlotCount(const HloInstruction* instruction) const {
-  const int32_t first = FirstSlot(instruction);
-  return first < 0 ? 0 : slot_span_[first];
-}
-
 int32_t DataflowAnalysis::ChildSlot(int32_t slot, int64_t k) const {
   int32_t child = slot + 1;
   for (int64_t i = 0; i < k; ++i) child += slot_span_[child];

@@ -84,8 +84,14 @@ class DataflowAnalysis {
   }
 
   // Slots. An instruction outside the analysed computations has none (FirstSlot() == -1).
-  int32_t FirstSlot(const ir::HloInstruction* instruction) const;
-  int32_t SlotCount(const ir::HloInstruction* instruction) const;
+  int32_t FirstSlot(const ir::HloInstruction* instruction) const {
+    const auto id = static_cast<size_t>(instruction->id);
+    return id < first_slot_.size() ? first_slot_[id] : -1;
+  }
+  int32_t SlotCount(const ir::HloInstruction* instruction) const {
+    const int32_t first = FirstSlot(instruction);
+    return first < 0 ? 0 : slot_span_[first];
+  }
   int32_t SlotAt(const ir::HloInstruction* instruction, const ShapeIndex& index) const;
   const ir::HloInstruction* SlotInstruction(int32_t slot) const { return slot_instr_[slot]; }
   const ir::Shape& SlotShape(int32_t slot) const { return *slot_shape_[slot]; }
