@@ -18,11 +18,11 @@ std::string ShapeIndexToString(const ShapeIndex& index) {
   return out + "}";
 }
 
-bool MayUseOperandValue(const ShapeIndex& index, const HloInstruction& user) {
+bool MayUseOperandValue(bool top_level, const HloInstruction& user) {
   switch (user.opcode) {
     case Opcode::kGetTupleElement:
     case Opcode::kCopy:
-      return index.empty();
+      return top_level;
     case Opcode::kDomain:
     case Opcode::kTuple:
       return false;

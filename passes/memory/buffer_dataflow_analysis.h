@@ -135,8 +135,8 @@ class DataflowAnalysis {
   std::vector<HloUse> uses_;
 };
 
-// True when `user` may read the buffer at `index` of an operand (XLA's MayUseOperandValue):
-// get-tuple-element and copy read only the top level; tuple and domain read nothing.
-bool MayUseOperandValue(const ShapeIndex& index, const ir::HloInstruction& user);
+// True when `user` may read the buffer at an index of an operand (XLA's MayUseOperandValue):
+// get-tuple-element and copy read only the top level ({}); tuple and domain read nothing.
+bool MayUseOperandValue(bool top_level, const ir::HloInstruction& user);
 
 }  // namespace spmdsim::passes

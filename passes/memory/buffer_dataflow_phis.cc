@@ -4,6 +4,7 @@
 #include <functional>
 #include <queue>
 #include <unordered_set>
+#include <utility>
 
 #include "passes/memory/dataflow_builder.h"
 
@@ -160,28 +161,28 @@ void DataflowBuilder::Compact() {
 }
 
 void DataflowBuilder::ComputePositionsAndUses() {
-  // Positions: the defining slot, then every other slot holding the value in program order;
-  // counted first, so that each value's positions are one stretch of a flat array.
-  std::vector<uint32_t> begin(a_.values_.size() + 1, 0);
-  const auto for_each_other_position = [&](const auto& visit) {
-    for (const HloComputation* computation : a_.control_flow_) {
-      for (const HloInstruction* instr : computation->instructions) {
-        const int32_t first = First(instr);
-        for (int32_t s = first; s < first + Count(instr); ++s) {
-          for (int32_t id : sets_[s]) {
-            if (a_.values_[id].instruction != instr) visit(id, s);
-          }
+  // Positions: the defining slot, then every other slot holding the value in program order,
+  // laid out value by value in one flat array. Most slots hold only the value they define, so
+  // the others are listed in one walk and then counted into place.
+  std::vector<std::pair<int32_t, int32_t>> others;  // (value, slot) in program order
+  for (const HloComputation* computation : a_.control_flow_) {
+    for (const HloInstruction* instr : computation->instructions) {
+      const int32_t first = First(instr);
+      for (int32_t s = first; s < first + Count(instr); ++s) {
+        for (int32_t id : sets_[s]) {
+          if (a_.values_[id].instruction != instr) others.emplace_back(id, s);
         }
       }
     }
-  };
+  }
+  std::vector<uint32_t> begin(a_.values_.size() + 1, 0);
   for (const HloValue& value : a_.values_) begin[value.id + 1] = 1;
-  for_each_other_position([&](int32_t id, int32_t) { ++begin[id + 1]; });
+  for (const auto& [id, slot] : others) ++begin[id + 1];
   for (size_t v = 0; v < a_.values_.size(); ++v) begin[v + 1] += begin[v];
   a_.positions_.assign(begin.back(), 0);
   std::vector<uint32_t> filled(begin.begin(), begin.end() - 1);
   for (const HloValue& value : a_.values_) a_.positions_[filled[value.id]++] = value.slot;
-  for_each_other_position([&](int32_t id, int32_t s) { a_.positions_[filled[id]++] = s; });
+  for (const auto& [id, slot] : others) a_.positions_[filled[id]++] = slot;
   for (HloValue& value : a_.values_) {
     value.positions = {a_.positions_.data() + begin[value.id],
                        a_.positions_.data() + begin[value.id + 1]};
@@ -200,11 +201,11 @@ void DataflowBuilder::ComputePositionsAndUses() {
     }
     for (int32_t slot : value.positions) {
       const HloInstruction* at = a_.slot_instr_[slot];
-      const ShapeIndex index = a_.SlotIndex(slot);
+      const bool top_level = a_.SlotIsTop(slot);
       for (const HloInstruction* user : at->users) {
         const bool root_use = user == user->parent->root &&
                               std::find(roots.begin(), roots.end(), user) != roots.end();
-        if (!MayUseOperandValue(index, *user) && !root_use) continue;
+        if (!MayUseOperandValue(top_level, *user) && !root_use) continue;
         for (size_t i = 0; i < user->operands.size(); ++i) {
           if (user->operands[i] != at) continue;
           a_.uses_.push_back(HloUse{user, static_cast<int32_t>(i), slot});
