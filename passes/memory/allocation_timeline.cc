@@ -8,21 +8,19 @@
 namespace spmdsim::passes {
 
 bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range) const {
-  auto it = hull_.lower_bound({range.end, INT64_MIN});
-  if (it == hull_.begin()) return false;
-  --it;
-  return it->second > range.start;
+  const auto it = hull_.LowerBound({range.end, INT64_MIN});
+  return !hull_.IsBegin(it) && hull_.At(hull_.Prev(it)).second > range.start;
 }
 
 bool AllocationTimeline::StrictlyOverlaps(const TimeBound& range, TimeBound* witness) const {
-  auto it = hull_.lower_bound({range.end, INT64_MIN});
-  if (it == hull_.begin()) return false;
-  --it;
-  if (it->second <= range.start) return false;
+  const auto it = hull_.LowerBound({range.end, INT64_MIN});
+  if (hull_.IsBegin(it)) return false;
+  const Interval& interval = hull_.At(hull_.Prev(it));
+  if (interval.second <= range.start) return false;
   // The interval's interior is a union of its ranges' (or it is a point range), and intervals
   // only merge into larger ones.
-  witness->start = it->first;
-  witness->end = it->second;
+  witness->start = interval.first;
+  witness->end = interval.second;
   return true;
 }
 
@@ -319,10 +317,10 @@ void AllocationTimeline::TrackGaps(AllocationGapIndex* index, int32_t owner) {
   gaps_ = index;
   owner_ = owner;
   Interval previous = kBeforeAll;
-  for (const Interval& interval : hull_) {
+  hull_.ForEach([&](const Interval& interval) {
     gaps_->Insert(previous.second, interval.first, owner_);
     previous = interval;
-  }
+  });
   gaps_->Insert(previous.second, kAfterAll.first, owner_);
 }
 
@@ -339,45 +337,50 @@ void AllocationTimeline::ReplaceGaps(const Interval& before, const std::vector<I
 }
 
 void AllocationTimeline::Add(const TimeBound& range) {
-  const auto neighbours = [&](std::set<Interval>::iterator added) {
-    const Interval before = added == hull_.begin() ? kBeforeAll : *std::prev(added);
-    const auto next = std::next(added);
-    return std::make_pair(before, next == hull_.end() ? kAfterAll : *next);
+  using Pos = SortedIntervals::Pos;
+  const auto before = [&](Pos p) {
+    return hull_.IsBegin(p) ? kBeforeAll : hull_.At(hull_.Prev(p));
   };
+  const auto at_or_after = [&](Pos p) { return hull_.IsEnd(p) ? kAfterAll : hull_.At(p); };
   if (range.start == range.end) {
     // A point inside an interval's interior adds nothing to the union's interior.
     if (StrictlyOverlaps(range)) return;
-    const auto [added, inserted] = hull_.insert({range.start, range.end});
-    if (inserted && gaps_ != nullptr) {
-      const auto [before, after] = neighbours(added);
-      ReplaceGaps(before, {}, *added, after);
-    }
+    const Interval point{range.start, range.end};
+    const Pos at = hull_.LowerBound(point);
+    if (!hull_.IsEnd(at) && hull_.At(at) == point) return;
+    const Interval previous = before(at);
+    const Interval next = at_or_after(at);
+    hull_.Insert(at, point);
+    if (gaps_ != nullptr) ReplaceGaps(previous, {}, point, next);
     return;
   }
-  std::vector<Interval> removed;
   int64_t start = range.start;
   int64_t end = range.end;
-  auto it = hull_.lower_bound({start, INT64_MIN});
-  if (it != hull_.begin()) {
-    const auto before = std::prev(it);
-    if (before->second > start) it = before;  // reaches into the new range
+  Pos first = hull_.LowerBound({start, INT64_MIN});
+  if (!hull_.IsBegin(first) && hull_.At(hull_.Prev(first)).second > start) {
+    first = hull_.Prev(first);  // reaches into the new range
+  } else if (!hull_.IsEnd(first) && hull_.At(first).first == hull_.At(first).second &&
+             hull_.At(first).first == start) {
+    first = hull_.Next(first);  // a point at the new start stays: it meets no interior
   }
-  // Everything starting before the new end meets the new interior, but a point at its start.
-  while (it != hull_.end() && it->first < end) {
-    if (it->first == it->second && it->first == range.start && it->first == start) {
-      ++it;
-      continue;
-    }
-    start = std::min(start, it->first);
-    end = std::max(end, it->second);
-    if (gaps_ != nullptr) removed.push_back(*it);
-    it = hull_.erase(it);
+  // Everything from there that starts before the new end meets the new interior.
+  std::vector<Interval> removed;
+  Pos last = first;
+  for (; !hull_.IsEnd(last) && hull_.At(last).first < end; last = hull_.Next(last)) {
+    const Interval& interval = hull_.At(last);
+    start = std::min(start, interval.first);
+    end = std::max(end, interval.second);
+    if (gaps_ != nullptr) removed.push_back(interval);
   }
-  const auto added = hull_.insert({start, end}).first;
-  if (gaps_ != nullptr) {
-    const auto [before, after] = neighbours(added);
-    ReplaceGaps(before, removed, *added, after);
+  const Interval merged{start, end};
+  const Interval previous = before(first);
+  const Interval next = at_or_after(last);
+  if (first == last) {
+    hull_.Insert(first, merged);
+  } else {
+    hull_.Replace(first, last, merged);
   }
+  if (gaps_ != nullptr) ReplaceGaps(previous, removed, merged, next);
 }
 
 }  // namespace spmdsim::passes

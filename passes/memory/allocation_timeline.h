@@ -7,11 +7,11 @@
 
 #include <climits>
 #include <cstdint>
-#include <set>
 #include <utility>
 #include <vector>
 
 #include "passes/memory/live_range_analysis.h"
+#include "passes/memory/sorted_intervals.h"
 
 namespace spmdsim::passes {
 
@@ -193,13 +193,13 @@ class AllocationTimeline {
   // interiors meet keeps StrictlyOverlaps exact (it asks whether the query meets an interior),
   // and with disjoint interiors the ends rise with the starts, so the last interval starting
   // before the query's end has the latest end among them.
-  using Interval = std::pair<int64_t, int64_t>;
+  using Interval = SortedIntervals::Interval;
   // The index learns the gaps between `before`, the removed intervals and `after` (set order)
   // are gone, and those around `added` are new.
   void ReplaceGaps(const Interval& before, const std::vector<Interval>& removed,
                    const Interval& added, const Interval& after);
 
-  std::set<Interval> hull_;
+  SortedIntervals hull_;
   AllocationGapIndex* gaps_ = nullptr;
   int32_t owner_ = -1;
 };

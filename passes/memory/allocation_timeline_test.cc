@@ -71,6 +71,29 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
   }
 }
 
+TEST_CASE("allocation timeline with thousands of intervals answers as a scan does") {
+  // Enough disjoint intervals that the sorted blocks split and merges cross them.
+  std::mt19937 random(99);
+  const int64_t horizon = 6000;
+  std::uniform_int_distribution<int64_t> time(0, horizon);
+  AllocationTimeline timeline;
+  std::vector<TimeBound> ranges;
+  for (int step = 0; step < 3000; ++step) {
+    TimeBound range{time(random), 0};
+    // Mostly short ranges and points; now and then a long one that merges many.
+    range.end = std::min(horizon, range.start + (step % 97 == 0 ? time(random) / 8 : step % 3));
+    timeline.Add(range);
+    ranges.push_back(range);
+    if (step % 50 != 0) continue;
+    for (int q = 0; q < 40; ++q) {
+      TimeBound query{time(random), 0};
+      query.end = std::min(horizon, query.start + time(random) % 4);
+      INFO("step " << step << " query [" << query.start << ", " << query.end << "]");
+      CHECK(timeline.StrictlyOverlaps(query) == ScanOverlaps(ranges, query));
+    }
+  }
+}
+
 TEST_CASE(
     "gap index answers whether any tracked timeline is free, and which, as asking each does") {
   std::mt19937 random(2024);
