@@ -160,9 +160,18 @@ class LiveRangeBuilder {
 
   void ComputeRanges() {
     const ir::HloModule& module = df_.module();
-    std::vector<std::vector<int32_t>> defined_by(r_.time_.size());
+    // The values each instruction defines, by instruction id, in one flat array (ids ascend).
+    std::vector<uint32_t> defined_begin(r_.time_.size() + 1, 0);
     for (const HloValue& value : df_.values()) {
-      defined_by[static_cast<size_t>(value.instruction->id)].push_back(value.id);
+      ++defined_begin[static_cast<size_t>(value.instruction->id) + 1];
+    }
+    for (size_t i = 1; i < defined_begin.size(); ++i) defined_begin[i] += defined_begin[i - 1];
+    std::vector<int32_t> defined(df_.values().size());
+    {
+      std::vector<uint32_t> filled(defined_begin.begin(), defined_begin.end() - 1);
+      for (const HloValue& value : df_.values()) {
+        defined[filled[static_cast<size_t>(value.instruction->id)]++] = value.id;
+      }
     }
     for (const HloInstruction* instr : r_.sequence_) {
       const int64_t time = r_.time_[static_cast<size_t>(instr->id)];
@@ -186,7 +195,9 @@ class LiveRangeBuilder {
           }
         }
       }
-      for (int32_t id : defined_by[static_cast<size_t>(instr->id)]) {
+      const auto id_of = static_cast<size_t>(instr->id);
+      for (uint32_t k = defined_begin[id_of]; k < defined_begin[id_of + 1]; ++k) {
+        const int32_t id = defined[k];
         const HloValue& value = df_.value(id);
         int64_t end = definition_end;
         for (size_t p = 1; p < value.positions.size(); ++p) {
