@@ -84,6 +84,7 @@ DataflowAnalysis DataflowBuilder::Build() {
   // At most one value a slot before propagation adds phis: no regrowth of a million values.
   a_.values_.reserve(a_.slot_instr_.size());
   deleted_.reserve(a_.slot_instr_.size());
+  forwards_nothing_.assign(a_.first_slot_.size(), false);
   for (const HloComputation* computation : a_.control_flow_) {
     for (const HloInstruction* instr : computation->instructions) DefineValues(instr);
   }
@@ -241,7 +242,9 @@ void DataflowBuilder::DefineValues(const HloInstruction* instr) {
       });
       return;
     default:
+      // Forwards nothing: it defines every value it holds, and propagation leaves it alone.
       DefineWhere(instr, all);
+      forwards_nothing_[static_cast<size_t>(instr->id)] = true;
       return;
   }
 }

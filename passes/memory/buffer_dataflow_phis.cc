@@ -188,7 +188,8 @@ void DataflowBuilder::ComputePositionsAndUses() {
                        a_.positions_.data() + begin[value.id + 1]};
   }
 
-  // Uses, value by value into one array; the views are set once it no longer grows.
+  // Uses, value by value into one array; the views are set once it no longer grows. (Not
+  // shrunk after: a copy of the array costs more than the untouched capacity, never paged in.)
   const HloInstruction* entry_root = a_.module_->entry->root;
   std::vector<uint32_t> uses_begin(a_.values_.size() + 1, 0);
   std::vector<const HloInstruction*> roots;
@@ -214,7 +215,6 @@ void DataflowBuilder::ComputePositionsAndUses() {
     }
     uses_begin[value.id + 1] = static_cast<uint32_t>(a_.uses_.size());
   }
-  a_.uses_.shrink_to_fit();
   for (HloValue& value : a_.values_) {
     value.uses = {a_.uses_.data() + uses_begin[value.id],
                   a_.uses_.data() + uses_begin[value.id + 1]};

@@ -237,40 +237,7 @@ bool DataflowBuilder::UpdateAsyncUpdateOrDone(const HloInstruction* instr) {
   return changed;
 }
 
-bool DataflowBuilder::PropagatesValues(Opcode opcode) {
-  // Exactly the opcodes UpdateInstruction's switch handles: for every other it returns false.
-  switch (opcode) {
-    case Opcode::kBitcast:
-    case Opcode::kAddDependency:
-    case Opcode::kDomain:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kAllReduceDone:
-    case Opcode::kCopy:
-    case Opcode::kGetTupleElement:
-    case Opcode::kTuple:
-    case Opcode::kParameter:
-    case Opcode::kCall:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-    case Opcode::kAsyncStart:
-    case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-    case Opcode::kCopyStart:
-    case Opcode::kCopyDone:
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllGatherDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kCollectivePermuteStart:
-    case Opcode::kSend:
-    case Opcode::kRecvDone:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool DataflowBuilder::UpdateInstruction(const HloInstruction* instr) {
-  // Keep PropagatesValues in step with the cases below.
   const int32_t first = First(instr);
   const auto operand_first = [&](size_t i) {
     return i < instr->operands.size() ? First(instr->operands[i]) : -1;
@@ -393,10 +360,12 @@ void DataflowBuilder::Propagate() {
   using Work = std::pair<int64_t, const HloInstruction*>;
   std::priority_queue<Work, std::vector<Work>, std::greater<Work>> worklist;
   std::vector<bool> queued(a_.first_slot_.size(), false);
-  // An instruction whose update cannot change a value set (one that defines all its values)
-  // is never queued: on a flat graph that is nearly every instruction.
+  // An instruction that defines every value it holds has no value set to update (XLA's
+  // UpdateInstructionValueSet does nothing for it either): it is never queued. On a flat graph
+  // that is nearly every instruction.
   const auto add = [&](const HloInstruction* instr) {
-    if (instr == nullptr || !PropagatesValues(instr->opcode) || First(instr) < 0) return;
+    if (instr == nullptr || First(instr) < 0) return;
+    if (forwards_nothing_[static_cast<size_t>(instr->id)]) return;
     const auto id = static_cast<size_t>(instr->id);
     if (queued[id]) return;
     queued[id] = true;

@@ -118,8 +118,6 @@ class DataflowBuilder {
   bool UpdateAsyncUpdateOrDone(const HloInstruction* instr);
 
   bool UpdateInstruction(const HloInstruction* instr);
-  // Whether UpdateInstruction can change anything for an instruction with `opcode`.
-  static bool PropagatesValues(Opcode opcode);
 
   void ComputeOrdinals(const HloComputation* computation, int64_t& ordinal);
 
@@ -163,6 +161,9 @@ class DataflowBuilder {
   // The value sets while they change (propagation, phis); FlattenValueSets hands them over.
   std::vector<std::vector<int32_t>> sets_;
   std::vector<bool> deleted_;
+  // By instruction id: DefineValues defined a value at every slot of it (its opcode forwards
+  // none of its operands' values), so propagation never has to visit it.
+  std::vector<bool> forwards_nothing_;
   std::vector<int64_t> ordinal_;
   std::unordered_set<const HloComputation*> ordered_;
   std::vector<PhiNode> nodes_;

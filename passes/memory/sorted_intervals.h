@@ -27,7 +27,6 @@ class SortedIntervals {
   explicit SortedIntervals(size_t block_size = 256)
       : block_size_(block_size < 1 ? 1 : block_size) {}
 
-  bool empty() const { return blocks_.empty(); }
   size_t size() const;
 
   Pos Begin() const { return Pos{}; }

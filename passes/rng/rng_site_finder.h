@@ -104,9 +104,10 @@ SiteBufferRole BufferRole(const HloInstruction* instr, const HloInstruction* anc
 // The operand whose values a collective's output at `index` holds; null for anything else.
 const HloInstruction* MovedOperand(const HloInstruction& instr, const ShapeIndex& index);
 
-// Computed from constants alone (through broadcasts, copies, bitcasts, reshapes, converts and
-// fusions of those, at most kMaxConstantWalk instructions): such a value holds no other
-// computation's data.
+// Computed from constants alone: every input, followed back through broadcasts, copies,
+// bitcasts, reshapes, converts and fusions (a fusion's output depends only on its operands), is
+// a constant, within kMaxConstantWalk instructions. Such a value holds no other computation's
+// data.
 constexpr size_t kMaxConstantWalk = 64;
 bool FromConstantsOnly(const HloInstruction* instr);
 
