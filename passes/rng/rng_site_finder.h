@@ -278,6 +278,10 @@ class RngSiteFinder {
   std::unordered_map<const HloComputation*, const HloInstruction*> backward_start_;
   // Dataflow values a site computes (its members' outputs), by value id.
   std::unordered_map<int32_t, int> value_site_;
+  // PartitionDependency's marks by value id: a value is seen in the current walk when its mark
+  // is the walk's number (one array for every walk, not a set each).
+  std::vector<uint32_t> dependency_seen_;
+  uint32_t dependency_walk_ = 0;
 };
 
 }  // namespace spmdsim::passes::rng_internal

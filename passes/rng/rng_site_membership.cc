@@ -334,7 +334,13 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
                                                          const HloInstruction* key) {
   constexpr size_t kMaxValues = 1 << 16;
   std::vector<int32_t> pending;
-  std::unordered_set<int32_t> seen;
+  dependency_seen_.resize(dataflow.values().size());
+  if (++dependency_walk_ == 0) {  // the numbers wrapped: no mark may look current
+    std::fill(dependency_seen_.begin(), dependency_seen_.end(), 0);
+    dependency_walk_ = 1;
+  }
+  const uint32_t walk = dependency_walk_;
+  size_t seen = 0;
   const auto push_slot = [&](int32_t slot) {
     if (slot < 0) return;
     for (int32_t s = slot; s < slot + dataflow.SlotSpan(slot); ++s) {
@@ -348,8 +354,10 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
   while (!pending.empty()) {
     const int32_t id = pending.back();
     pending.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (seen.size() > kMaxValues) return nullptr;
+    uint32_t& mark = dependency_seen_[static_cast<size_t>(id)];
+    if (mark == walk) continue;
+    mark = walk;
+    if (++seen > kMaxValues) return nullptr;
     const HloValue& value = dataflow.value(id);
     const HloInstruction* defining = value.instruction;
     if (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId) {
@@ -533,9 +541,14 @@ void RngSiteFinder::CollectMembers() {
     // Scope -> the sites with it; an instruction goes to the site of its longest op_name prefix
     // (at a '/') that is a scope.
     std::unordered_map<std::string_view, std::vector<int>> sites_of_scope;
+    // The lengths of the scopes: a prefix of another length is not looked up (hashed) at all.
+    std::vector<bool> scope_length;
     for (const int s : indices) {
       const std::string& scope = sites_[s].site.scope;
-      if (!scope.empty()) sites_of_scope[scope].push_back(s);
+      if (scope.empty()) continue;
+      sites_of_scope[scope].push_back(s);
+      if (scope_length.size() <= scope.size()) scope_length.resize(scope.size() + 1);
+      scope_length[scope.size()] = true;
     }
     if (sites_of_scope.empty()) continue;
     // Scopes several sites share (JAX 0.4 names every call of a cached jit(_uniform) after its
@@ -547,7 +560,9 @@ void RngSiteFinder::CollectMembers() {
       const std::vector<int>* best = nullptr;
       std::string_view best_scope;
       for (size_t length = op_name.size(); length > 0 && best == nullptr;) {
-        const auto found = sites_of_scope.find(op_name.substr(0, length));
+        const bool may_be_scope = length < scope_length.size() && scope_length[length];
+        const auto found =
+            may_be_scope ? sites_of_scope.find(op_name.substr(0, length)) : sites_of_scope.end();
         if (found != sites_of_scope.end()) {
           best = &found->second;
           best_scope = found->first;
