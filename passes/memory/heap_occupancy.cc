@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "ir/checked_math.h"
@@ -29,6 +30,27 @@ std::pair<It, It> Absorb(It first, It last, OccupiedRange& range) {
 }
 
 }  // namespace
+
+int64_t CompressSpanTimes(std::vector<std::pair<int64_t, int64_t>>& spans) {
+  // (time, 0 for a start or 1 for an end, span): sorted, a start comes before an end at a time.
+  std::vector<std::tuple<int64_t, int, size_t>> events;
+  events.reserve(2 * spans.size());
+  for (size_t s = 0; s < spans.size(); ++s) {
+    events.emplace_back(spans[s].first, 0, s);
+    events.emplace_back(spans[s].second, 1, s);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t number = -1;
+  int kind = -1;
+  for (const auto& [time, is_end, s] : events) {
+    if (is_end != kind) {
+      ++number;
+      kind = is_end;
+    }
+    (is_end == 0 ? spans[s].first : spans[s].second) = number;
+  }
+  return number + 1;
+}
 
 HeapOccupancy::HeapOccupancy(int64_t first, int64_t last, int64_t alignment)
     : first_(first), last_(std::max(first, last)), alignment_(alignment) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace spmdsim::passes {
@@ -31,6 +32,15 @@ struct OccupiedRange {
 // `cover` of a strict ancestor of one (the time they share lies under both a canonical node of
 // the query and one of the chunk, and one of those is an ancestor of the other). A query or an
 // insertion visits O(log T) nodes; its cost is in the ranges of those unions, not in chunks.
+// Renumbers the times of `spans` (inclusive [start, end]) so that any two of them overlap (each
+// starts by the other's end) exactly when they did before, with as few distinct times as that
+// allows; returns their count, the new times being 0 .. count - 1. A span with end < start stays
+// so (it overlaps nothing). Only how starts compare with ends decides an overlap, so in the order
+// of all starts and ends by time (a start first where one meets an end: they overlap), a run of
+// starts with no end between them takes one number, and a run of ends the next. An occupancy
+// tree over the new times has as many leaves as there are runs, not as many as ticks.
+int64_t CompressSpanTimes(std::vector<std::pair<int64_t, int64_t>>& spans);
+
 class HeapOccupancy {
  public:
   // Every time given to Add or Query lies in [first, last]; alignment >= 1 rounds range ends.

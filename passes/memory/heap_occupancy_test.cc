@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "ir/checked_math.h"
@@ -77,6 +78,49 @@ TEST_CASE("heap occupancy answers as a scan of the chunks added") {
       CHECK(Same(found, ScanUnion(added, query_start, query_end)));
     }
   }
+}
+
+TEST_CASE("renumbered span times keep every overlap and no other") {
+  std::mt19937 random(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    // Few distinct times make shared starts and ends, one-tick spans and empty ones common.
+    std::uniform_int_distribution<int64_t> time(-3, 3 + trial % 40);
+    std::vector<std::pair<int64_t, int64_t>> spans(static_cast<size_t>(1 + trial % 30));
+    for (auto& [start, end] : spans) {
+      start = time(random);
+      end = trial % 3 == 0 ? time(random) : start + time(random) % 4;  // some end before start
+    }
+    std::vector<std::pair<int64_t, int64_t>> renumbered = spans;
+    const int64_t count = CompressSpanTimes(renumbered);
+    CHECK(count <= static_cast<int64_t>(2 * spans.size()));
+    const auto overlap = [](const std::pair<int64_t, int64_t>& a,
+                            const std::pair<int64_t, int64_t>& b) {
+      return a.first <= b.second && b.first <= a.second;
+    };
+    for (size_t a = 0; a < spans.size(); ++a) {
+      CHECK(renumbered[a].first >= 0);
+      CHECK(renumbered[a].second < count);
+      CHECK((renumbered[a].first <= renumbered[a].second) == (spans[a].first <= spans[a].second));
+      for (size_t b = 0; b < spans.size(); ++b) {
+        INFO("trial " << trial << " spans " << a << " and " << b);
+        CHECK(overlap(renumbered[a], renumbered[b]) == overlap(spans[a], spans[b]));
+      }
+    }
+  }
+}
+
+TEST_CASE("renumbering takes one time per run of starts or of ends") {
+  // Starts 0, 1, 2 then ends 5, 6, 7: every span overlaps every other, one time each side.
+  std::vector<std::pair<int64_t, int64_t>> nested = {{0, 7}, {1, 6}, {2, 5}};
+  CHECK(CompressSpanTimes(nested) == 2);
+  CHECK(nested == std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 1}, {0, 1}});
+  // A chain: [0,1] [2,3] [4,5] alternate start, end, start, end...
+  std::vector<std::pair<int64_t, int64_t>> chain = {{0, 1}, {2, 3}, {4, 5}};
+  CHECK(CompressSpanTimes(chain) == 6);
+  // A start meeting an end at one time overlaps it: the start's run comes first.
+  std::vector<std::pair<int64_t, int64_t>> touching = {{0, 3}, {3, 6}};
+  CHECK(CompressSpanTimes(touching) == 2);
+  CHECK(touching == std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {0, 1}});
 }
 
 }  // namespace
