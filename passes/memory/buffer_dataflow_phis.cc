@@ -156,7 +156,7 @@ void DataflowBuilder::Compact() {
   // The map keeps the order of the ids, so the sets stay sorted.
   for (auto& set : sets_) {
     for (int32_t& id : set) id = new_id[id];
-    set.erase(std::remove(set.begin(), set.end(), -1), set.end());
+    set.Truncate(static_cast<size_t>(std::remove(set.begin(), set.end(), -1) - set.begin()));
   }
 }
 
@@ -230,7 +230,7 @@ void DataflowBuilder::FlattenValueSets() {
   }
   a_.set_ids_.reserve(ids);
   for (const auto& set : sets_) a_.set_ids_.insert(a_.set_ids_.end(), set.begin(), set.end());
-  std::vector<std::vector<int32_t>>().swap(sets_);
+  std::vector<ValueIdSet>().swap(sets_);
 }
 
 }  // namespace spmdsim::passes

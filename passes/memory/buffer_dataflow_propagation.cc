@@ -196,7 +196,7 @@ bool DataflowBuilder::UpdateAsyncUpdateOrDone(const HloInstruction* instr) {
     for (int32_t k = 0; k < count; ++k) {
       const int32_t from = First(operand) + k;
       if (!a_.slot_shape_[from]->IsArray()) continue;
-      std::vector<int32_t> merged = sets_[from];
+      std::vector<int32_t> merged = sets_[from].ToVector();
       if (FrontIndex(from) == 1 && root != nullptr) {
         ShapeIndex index = a_.SlotIndex(from);
         index.erase(index.begin());
@@ -222,7 +222,7 @@ bool DataflowBuilder::UpdateAsyncUpdateOrDone(const HloInstruction* instr) {
   const int32_t count = std::min(Count(instr), a_.slot_span_[from_top]);
   for (int32_t k = 0; k < count; ++k) {
     if (!a_.slot_shape_[from_top + k]->IsArray()) continue;
-    std::vector<int32_t> merged = sets_[from_top + k];
+    std::vector<int32_t> merged = sets_[from_top + k].ToVector();
     if (root != nullptr && k < Count(root)) {
       const auto& extra = sets_[First(root) + k];
       merged.insert(merged.end(), extra.begin(), extra.end());

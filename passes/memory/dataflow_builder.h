@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/value_id_set.h"
 
 namespace spmdsim::passes {
 
@@ -159,7 +160,7 @@ class DataflowBuilder {
 
   DataflowAnalysis a_;
   // The value sets while they change (propagation, phis); FlattenValueSets hands them over.
-  std::vector<std::vector<int32_t>> sets_;
+  std::vector<ValueIdSet> sets_;
   std::vector<bool> deleted_;
   // By instruction id: DefineValues defined a value at every slot of it (its opcode forwards
   // none of its operands' values), so propagation never has to visit it.
