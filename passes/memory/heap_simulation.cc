@@ -128,65 +128,80 @@ Prepared Prepare(const std::vector<HeapInterval>& intervals) {
   return p;
 }
 
+// The spans each interval to be packed is queried and added with, their times renumbered
+// (CompressSpanTimes): the occupancy tree gets one leaf per run of starts or ends, not one per
+// heap tick (on a large module about a third as many, two levels fewer). The renumbering does
+// not depend on the order of packing, so both orders share it.
+struct PackSpans {
+  std::vector<size_t> begin;  // interval i's spans: spans[begin[i], begin[i + 1])
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  int64_t times = 0;
+};
+
+bool Packed(const HeapInterval& interval) { return interval.need_allocation && interval.size > 0; }
+
+// kDefinition's buffer and its colocations hold one span, first Alloc to last Free.
+PackSpans SpansToPack(const std::vector<HeapInterval>& intervals, const Prepared& p,
+                      bool whole_span) {
+  PackSpans out;
+  out.begin.assign(intervals.size() + 1, 0);
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (Packed(intervals[i])) {
+      if (whole_span) {
+        out.spans.emplace_back(p.min_start[i], p.max_end[i]);
+      } else {
+        out.spans.insert(out.spans.end(), p.spans[i].begin(), p.spans[i].end());
+      }
+    }
+    out.begin[i + 1] = out.spans.size();
+  }
+  out.times = CompressSpanTimes(out.spans);
+  return out;
+}
+
 HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Prepared& p,
-                           PackingOrder order, const HeapPackOptions& options) {
+                           const PackSpans& packed, PackingOrder order,
+                           const HeapPackOptions& options) {
   const std::vector<int64_t>& buffer_rank = options.buffer_rank;
   const int64_t alignment = options.alignment;
-  std::vector<int32_t> sorted;
-  for (size_t i = 0; i < intervals.size(); ++i) {
-    if (intervals[i].need_allocation && intervals[i].size > 0) {
-      sorted.push_back(static_cast<int32_t>(i));
-    }
-  }
   const auto rank = [&](int32_t buffer) {
     return buffer >= 0 && static_cast<size_t>(buffer) < buffer_rank.size()
                ? buffer_rank[static_cast<size_t>(buffer)]
                : static_cast<int64_t>(buffer);
   };
-  const auto key = [&](int32_t i) {
-    const HeapInterval& x = intervals[static_cast<size_t>(i)];
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int32_t>;
+  const auto key = [&](size_t i) -> Key {
+    const HeapInterval& x = intervals[i];
     if (order == PackingOrder::kSpatial) {
-      return std::make_tuple(int64_t{0}, -x.size, x.start - x.end, rank(x.buffer), x.buffer);
+      return {int64_t{0}, -x.size, x.start - x.end, rank(x.buffer), x.buffer};
     }
     if (order == PackingOrder::kDefinition) {
       const auto& late = options.placed_after_others;
       const bool last = x.buffer >= 0 && static_cast<size_t>(x.buffer) < late.size() &&
                         late[static_cast<size_t>(x.buffer)];
-      return std::make_tuple(int64_t{last}, x.start, x.end, rank(x.buffer), x.buffer);
+      return {int64_t{last}, x.start, x.end, rank(x.buffer), x.buffer};
     }
-    return std::make_tuple(int64_t{0}, p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer),
-                           x.buffer);
+    return {int64_t{0}, p.min_start[i] - p.max_end[i], -x.size, rank(x.buffer), x.buffer};
   };
-  // kDefinition: a buffer and its colocations hold one span, first Alloc to last Free.
-  const bool whole_span = order == PackingOrder::kDefinition;
-  std::sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) < key(b); });
+  // The keys are sorted with the intervals they order, not recomputed for each comparison.
+  std::vector<std::pair<Key, int32_t>> keyed;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    if (Packed(intervals[i])) keyed.emplace_back(key(i), static_cast<int32_t>(i));
+  }
+  std::sort(keyed.begin(), keyed.end());
 
   HeapPackResult result;
   result.offsets.assign(intervals.size(), -1);
-  // The spans each buffer is queried and added with, in sorted order, their times renumbered
-  // (CompressSpanTimes): the occupancy tree gets one leaf per run of starts or ends, not one per
-  // heap tick (on a large module about a third as many, two levels fewer).
-  std::vector<size_t> span_begin(sorted.size() + 1, 0);
-  std::vector<std::pair<int64_t, int64_t>> spans;
-  for (size_t k = 0; k < sorted.size(); ++k) {
-    const auto i = static_cast<size_t>(sorted[k]);
-    if (whole_span) {
-      spans.emplace_back(p.min_start[i], p.max_end[i]);
-    } else {
-      spans.insert(spans.end(), p.spans[i].begin(), p.spans[i].end());
-    }
-    span_begin[k + 1] = spans.size();
-  }
-  const int64_t leaves = CompressSpanTimes(spans);
-  HeapOccupancy taken(0, std::max<int64_t>(leaves - 1, 0), alignment);
+  HeapOccupancy taken(0, std::max<int64_t>(packed.times - 1, 0), alignment);
   std::vector<OccupiedRange> ranges;
-  for (size_t k = 0; k < sorted.size(); ++k) {
-    const int32_t i = sorted[k];
+  for (const auto& [unused, i] : keyed) {
     const HeapInterval& interval = intervals[static_cast<size_t>(i)];
     const int64_t needed = p.max_size[i];
+    const size_t first_span = packed.begin[static_cast<size_t>(i)];
+    const size_t last_span = packed.begin[static_cast<size_t>(i) + 1];
     ranges.clear();
-    for (size_t s = span_begin[k]; s < span_begin[k + 1]; ++s) {
-      taken.Query(spans[s].first, spans[s].second, ranges);
+    for (size_t s = first_span; s < last_span; ++s) {
+      taken.Query(packed.spans[s].first, packed.spans[s].second, ranges);
     }
     // The free gaps between the taken ranges that hold the interval, then the space above them;
     // the smallest gap that holds the buffer and its colocations wins, then the lowest. Range
@@ -205,8 +220,8 @@ HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Pre
     const int64_t offset = best_offset;
     result.heap_size = std::max(result.heap_size, ir::SaturatingAdd(offset, needed));
     result.offsets[static_cast<size_t>(i)] = offset;
-    for (size_t s = span_begin[k]; s < span_begin[k + 1]; ++s) {
-      taken.Add(spans[s].first, spans[s].second, offset, needed);
+    for (size_t s = first_span; s < last_span; ++s) {
+      taken.Add(packed.spans[s].first, packed.spans[s].second, offset, needed);
     }
     for (int32_t c : p.colocations[i]) result.offsets[static_cast<size_t>(c)] = offset;
   }
@@ -219,14 +234,19 @@ HeapPackResult PackBestFit(const std::vector<HeapInterval>& intervals,
                            const HeapPackOptions& options) {
   const Prepared prepared = Prepare(intervals);
   if (!options.best_of_both) {
-    HeapPackResult result = PackInOrder(intervals, prepared, options.order, options);
+    const PackSpans packed =
+        SpansToPack(intervals, prepared, options.order == PackingOrder::kDefinition);
+    HeapPackResult result = PackInOrder(intervals, prepared, packed, options.order, options);
     result.chosen = options.order;
     if (options.order == PackingOrder::kSpatial) result.spatial_heap_size = result.heap_size;
     if (options.order == PackingOrder::kTemporal) result.temporal_heap_size = result.heap_size;
     return result;
   }
-  HeapPackResult spatial = PackInOrder(intervals, prepared, PackingOrder::kSpatial, options);
-  HeapPackResult temporal = PackInOrder(intervals, prepared, PackingOrder::kTemporal, options);
+  const PackSpans packed = SpansToPack(intervals, prepared, /*whole_span=*/false);
+  HeapPackResult spatial =
+      PackInOrder(intervals, prepared, packed, PackingOrder::kSpatial, options);
+  HeapPackResult temporal =
+      PackInOrder(intervals, prepared, packed, PackingOrder::kTemporal, options);
   const int64_t spatial_size = spatial.heap_size;
   const int64_t temporal_size = temporal.heap_size;
   HeapPackResult result = temporal_size < spatial_size ? std::move(temporal) : std::move(spatial);
