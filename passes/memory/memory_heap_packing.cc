@@ -63,8 +63,10 @@ void PeakMemoryBuilder::SimulateHeap() {
   const auto record_tick = [&](int64_t t) {
     while (static_cast<int64_t>(tick_time_.size()) < recorder_.ticks()) tick_time_.push_back(t);
   };
+  freed_now_.assign(df_.values().size(), false);
   for (int64_t t = 0; t <= end_time; ++t) {
     auto& frees = freed[static_cast<size_t>(t)];
+    for (int32_t id : frees) freed_now_[static_cast<size_t>(id)] = true;
     for (int32_t id : defined[static_cast<size_t>(t)]) {
       const HloValue& value = df_.value(id);
       const HloBuffer& buffer = alias_.BufferOf(id);
@@ -90,7 +92,10 @@ void PeakMemoryBuilder::SimulateHeap() {
       record_tick(t);
     }
     step_live_[static_cast<size_t>(t)] = recorder_.live_bytes();
-    for (int32_t id : frees) recorder_.Free(interval_of_value_[id]);
+    for (int32_t id : frees) {
+      recorder_.Free(interval_of_value_[id]);
+      freed_now_[static_cast<size_t>(id)] = false;
+    }
     for (int32_t interval : copies_freed[static_cast<size_t>(t)]) recorder_.Free(interval);
     record_tick(t);
   }
@@ -156,15 +161,16 @@ bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t,
     const int32_t operand_top = df_.FirstSlot(operand);
     if (operand_top < 0) continue;
     for (int32_t operand_id : df_.ValueSet(operand_top)) {
+      // The one load that refuses most operands first: only a heap value whose space is freed
+      // at t has its end there (range_end_ is negative for every other value).
+      if (range_end_[operand_id] != t) continue;
       if (alias_.BufferOf(operand_id).values.size() > 1) continue;
-      if (!lr_.HasRange(operand_id) || range_end_[operand_id] != t) continue;
-      if (!IsHeapValue(operand_id)) continue;
-      auto it = std::find(frees.begin(), frees.end(), operand_id);
-      if (it == frees.end()) continue;
+      if (!lr_.HasRange(operand_id) || !IsHeapValue(operand_id)) continue;
+      if (!freed_now_[static_cast<size_t>(operand_id)]) continue;  // in `frees`
       const HloValue& operand_value = df_.value(operand_id);
       const HloInstruction* defining = operand_value.instruction;
-      if (std::find(instr->operands.begin(), instr->operands.end(), defining) ==
-          instr->operands.end()) {
+      if (defining != operand && std::find(instr->operands.begin(), instr->operands.end(),
+                                           defining) == instr->operands.end()) {
         continue;
       }
       if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr, value.slot,
@@ -172,7 +178,8 @@ bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t,
         continue;
       }
       recorder_.Free(interval_of_value_[operand_id]);
-      frees.erase(it);
+      frees.erase(std::find(frees.begin(), frees.end(), operand_id));
+      freed_now_[static_cast<size_t>(operand_id)] = false;
       interval_of_value_[value.id] =
           recorder_.ShareWith(value.id, interval_of_value_[operand_id], size);
       range_end_[operand_id] = lr_.Range(value.id).end;

@@ -243,6 +243,9 @@ class PeakMemoryBuilder {
   std::vector<BufferKind> kind_;
   HeapRecorder recorder_;
   std::vector<int64_t> range_end_;
+  // By value id, while the heap is simulated: the value is in the list of those freed at the
+  // current position (TryShareOperand asks it for each operand of a wide instruction).
+  std::vector<bool> freed_now_;
   std::vector<int32_t> interval_of_value_;
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
