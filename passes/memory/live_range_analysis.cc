@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <tuple>
-#include <unordered_set>
 
 #include "ir/dataflow_graph.h"
 
@@ -32,6 +31,7 @@ class LiveRangeBuilder {
       }
     }
     r_.time_.assign(static_cast<size_t>(max_id + 1), -1);
+    seen_.assign(static_cast<size_t>(max_id + 1), 0);
     r_.ranges_.assign(df_.values().size(), TimeBound{});
     r_.has_range_.assign(df_.values().size(), false);
     if (module.entry == nullptr) return std::move(r_);
@@ -48,26 +48,31 @@ class LiveRangeBuilder {
   };
 
   // The computation's instructions in an order where operands and control predecessors come
-  // first: the text order when it already is one (always, for XLA's dumps), else the dependency
-  // order of ir/dataflow_graph.h (ties by text position; the text order if there is a cycle).
-  static std::vector<const HloInstruction*> Sequence(const HloComputation* computation) {
-    std::unordered_set<const HloInstruction*> seen;
+  // first: the text order when it already is one (always, for XLA's dumps; `reordered` stays
+  // empty), else the dependency order of ir/dataflow_graph.h (ties by text position; the text
+  // order if there is a cycle).
+  void Sequence(const HloComputation* computation, std::vector<const HloInstruction*>& reordered) {
+    // Marks by instruction id of those seen so far, cleared again before returning.
     bool ordered = true;
+    const auto seen = [&](const HloInstruction* instr) {
+      return seen_[static_cast<size_t>(instr->id)] != 0;
+    };
     for (const HloInstruction* instr : computation->instructions) {
       for (const HloInstruction* operand : instr->operands) {
-        if (operand->parent == computation && !seen.count(operand)) ordered = false;
+        if (operand->parent == computation && !seen(operand)) ordered = false;
       }
       for (const HloInstruction* pred : instr->control_predecessors()) {
-        if (pred->parent == computation && !seen.count(pred)) ordered = false;
+        if (pred->parent == computation && !seen(pred)) ordered = false;
       }
-      seen.insert(instr);
+      seen_[static_cast<size_t>(instr->id)] = 1;
     }
-    if (!ordered) {
-      if (const auto order = ir::DependencyOrder(*computation)) {
-        return {order->begin(), order->end()};
-      }
+    for (const HloInstruction* instr : computation->instructions) {
+      seen_[static_cast<size_t>(instr->id)] = 0;
     }
-    return {computation->instructions.begin(), computation->instructions.end()};
+    if (ordered) return;
+    if (const auto order = ir::DependencyOrder(*computation)) {
+      reordered.assign(order->begin(), order->end());
+    }
   }
 
   // Recursive over calls; the parser bounds the depth (ir::kMaxCallNesting).
@@ -76,7 +81,9 @@ class LiveRangeBuilder {
     if (async_context != nullptr) async_context_[computation] = async_context;
     const int64_t start = static_cast<int64_t>(r_.sequence_.size());
     spans_[computation] = Span{start, start};  // marks it as in progress
-    for (const HloInstruction* instr : Sequence(computation)) {
+    std::vector<const HloInstruction*> reordered;
+    Sequence(computation, reordered);
+    const auto place = [&](const HloInstruction* instr) {
       switch (instr->opcode) {
         case Opcode::kCall:
         case Opcode::kConditional:
@@ -105,6 +112,11 @@ class LiveRangeBuilder {
       }
       r_.time_[static_cast<size_t>(instr->id)] = static_cast<int64_t>(r_.sequence_.size());
       r_.sequence_.push_back(instr);
+    };
+    if (reordered.empty()) {
+      for (const HloInstruction* instr : computation->instructions) place(instr);
+    } else {
+      for (const HloInstruction* instr : reordered) place(instr);
     }
     spans_[computation] = Span{start, static_cast<int64_t>(r_.sequence_.size())};
   }
@@ -249,6 +261,7 @@ class LiveRangeBuilder {
   const DataflowAnalysis& df_;
   const AliasAnalysis& alias_;
   LiveRangeAnalysis r_;
+  std::vector<uint8_t> seen_;  // Sequence's marks, by instruction id
   std::unordered_map<const HloComputation*, Span> spans_;
   std::unordered_map<const HloComputation*, const HloComputation*> async_context_;
   std::unordered_map<const HloComputation*, const HloInstruction*> async_start_of_;
