@@ -263,12 +263,6 @@ void PeakMemoryBuilder::CombineTemp() {
 }
 
 int64_t PeakMemoryBuilder::ThreadLocalAllocationCount() const {
-  std::set<const ir::HloComputation*> fused;
-  for (const ir::HloComputation* computation : module_.computations) {
-    for (const HloInstruction* instr : computation->instructions) {
-      if (instr->opcode == Opcode::kFusion) fused.insert(instr->Called("calls"));
-    }
-  }
   const std::function<int64_t(const ir::Shape&)> slots = [&](const ir::Shape& shape) {
     int64_t n = 1;
     for (const ir::Shape& element : shape.tuple_shapes()) n += slots(element);
@@ -276,7 +270,10 @@ int64_t PeakMemoryBuilder::ThreadLocalAllocationCount() const {
   };
   int64_t count = 0;
   for (const ir::HloComputation* computation : module_.computations) {
-    if (df_.Context(computation) != CallContext::kEmbedded || fused.count(computation)) continue;
+    // A fusion's body is its kernel's code, not a thread-local call (a fusion calls it).
+    if (df_.Context(computation) != CallContext::kEmbedded || computation->IsFusionComputation()) {
+      continue;
+    }
     for (const HloInstruction* instr : computation->instructions) {
       if (instr->opcode == Opcode::kBitcast || instr->opcode == Opcode::kGetTupleElement) {
         continue;  // they name their operand's buffer
