@@ -162,7 +162,7 @@ PackSpans SpansToPack(const std::vector<HeapInterval>& intervals, const Prepared
 HeapPackResult PackInOrder(const std::vector<HeapInterval>& intervals, const Prepared& p,
                            const PackSpans& packed, PackingOrder order,
                            const HeapPackOptions& options) {
-  const std::vector<int64_t>& buffer_rank = options.buffer_rank;
+  const std::span<const int64_t> buffer_rank = options.buffer_rank;
   const int64_t alignment = options.alignment;
   const auto rank = [&](int32_t buffer) {
     return buffer >= 0 && static_cast<size_t>(buffer) < buffer_rank.size()

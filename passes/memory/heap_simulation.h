@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,7 @@ struct HeapPackOptions {
   // The order in which ties of the sort are broken, by interval buffer id (XLA: the HloValue
   // ids, in the order XLA's dataflow analysis created the values); an id past its end, or an
   // empty vector, ranks by the id itself.
-  std::vector<int64_t> buffer_rank;
+  std::span<const int64_t> buffer_rank;  // viewed: it outlives the packing
   // Run the spatial and the temporal order and keep the smaller heap (XLA's default); otherwise
   // only `order`.
   bool best_of_both = true;

@@ -150,7 +150,7 @@ std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
 }
 
 const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
-  if (!xla_value_order_.empty() || df_.values().empty()) return xla_value_order_;
+  if (xla_value_order_ != nullptr) return *xla_value_order_;
   PostOrderPositions at(module_);
   int64_t next = 0;
   for (const ir::HloComputation* computation : module_.computations) {
@@ -175,8 +175,8 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   for (int64_t id = 0; id < values; ++id) {
     rank[static_cast<size_t>(values + id)] = rank[static_cast<size_t>(id)];
   }
-  xla_value_order_ = std::move(rank);
-  return xla_value_order_;
+  xla_value_order_ = std::make_shared<const std::vector<int64_t>>(std::move(rank));
+  return *xla_value_order_;
 }
 
 std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder() const {
@@ -323,6 +323,7 @@ bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
 }
 
 struct PeakMemoryBuilder::KeptAssignment {
+  std::shared_ptr<const std::vector<int64_t>> xla_value_order;
   std::vector<BufferKind> kind;
   std::vector<CreatedAllocation> created;
   int64_t argument_bytes = 0;
@@ -335,6 +336,7 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
   const ModuleAnalyses::MemoryAssignmentKey key{static_cast<int>(options_.platform.platform),
                                                 options_.per_device_from_shardings};
   if (const auto* kept = static_cast<const KeptAssignment*>(analyses_.MemoryAssignment(key))) {
+    xla_value_order_ = kept->xla_value_order;
     kind_ = kept->kind;
     created_ = kept->created;
     result_.argument_bytes = kept->argument_bytes;
@@ -346,6 +348,8 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
   ClassifyBuffers();
   AssignToExistingAllocations();
   auto state = std::make_shared<KeptAssignment>();
+  XlaValueOrder();  // every run packs a heap with it
+  state->xla_value_order = xla_value_order_;
   state->kind = kind_;
   state->created = created_;
   state->argument_bytes = result_.argument_bytes;

@@ -250,8 +250,10 @@ class PeakMemoryBuilder {
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
   HeapPackResult packed_;
-  int64_t active_space_ = 0;              // the memory space SimulateHeap replays
-  std::vector<int64_t> xla_value_order_;  // XlaValueOrder(), worked out once
+  int64_t active_space_ = 0;  // the memory space SimulateHeap replays
+  // XlaValueOrder(), worked out once per module: shared with the later runs on the same
+  // analyses through the kept assignment (it depends on the dataflow alone).
+  std::shared_ptr<const std::vector<int64_t>> xla_value_order_;
   // The allocations AssignToExistingAllocations made, in XLA's order.
   struct CreatedAllocation {
     bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
