@@ -149,15 +149,40 @@ std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
   return post_order;
 }
 
+const std::vector<int64_t>& PeakMemoryBuilder::LocalPostOrder() {
+  if (!local_post_order_.empty()) return local_post_order_;
+  PostOrderPositions at(module_);
+  for (const ir::HloComputation* computation : module_.computations) {
+    if (df_.Context(computation) != CallContext::kControlFlow) continue;
+    int64_t next = 0;
+    AppendPostOrder(computation, at, next);
+  }
+  local_post_order_ = std::move(at.at);
+  return local_post_order_;
+}
+
+std::vector<int64_t> PeakMemoryBuilder::PostOrderPositionsIn(
+    const std::vector<const ir::HloComputation*>& order, int64_t& next) {
+  const std::vector<int64_t>& local = LocalPostOrder();
+  std::vector<int64_t> at(local.size(), -1);
+  next = 0;
+  for (const ir::HloComputation* computation : order) {
+    for (const HloInstruction* instr : computation->instructions) {
+      at[static_cast<size_t>(instr->id)] = next + local[static_cast<size_t>(instr->id)];
+    }
+    next += static_cast<int64_t>(computation->instructions.size());
+  }
+  return at;
+}
+
 const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   if (xla_value_order_ != nullptr) return *xla_value_order_;
-  PostOrderPositions at(module_);
-  int64_t next = 0;
+  std::vector<const ir::HloComputation*> control_flow;
   for (const ir::HloComputation* computation : module_.computations) {
-    if (df_.Context(computation) == CallContext::kControlFlow) {
-      AppendPostOrder(computation, at, next);
-    }
+    if (df_.Context(computation) == CallContext::kControlFlow) control_flow.push_back(computation);
   }
+  int64_t next = 0;
+  const std::vector<int64_t> at = PostOrderPositionsIn(control_flow, next);
   const auto values = static_cast<int64_t>(df_.values().size());
   int64_t slots = 1;
   for (const HloValue& value : df_.values()) {
@@ -165,7 +190,7 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   }
   std::vector<int64_t> rank(static_cast<size_t>(2 * values));
   for (const HloValue& value : df_.values()) {
-    const int64_t placed = at.At(value.instruction);
+    const int64_t placed = at[static_cast<size_t>(value.instruction->id)];
     const int64_t position = placed < 0 ? next : placed;
     const int64_t within = value.slot - df_.FirstSlot(value.instruction);
     rank[static_cast<size_t>(value.id)] =
@@ -179,16 +204,13 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   return *xla_value_order_;
 }
 
-std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder() const {
+std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder() {
   std::vector<int64_t> position(df_.values().size(), 0);
   {
-    PostOrderPositions at(module_);
     int64_t next = 0;
-    for (const ir::HloComputation* computation : CallersFirst()) {
-      AppendPostOrder(computation, at, next);
-    }
+    const std::vector<int64_t> at = PostOrderPositionsIn(CallersFirst(), next);
     for (const HloValue& value : df_.values()) {
-      position[value.id] = std::max<int64_t>(at.At(value.instruction), 0);
+      position[value.id] = std::max<int64_t>(at[static_cast<size_t>(value.instruction->id)], 0);
     }
   }
   std::vector<int64_t> buffer_position(alias_.buffers().size(), INT64_MAX);

@@ -128,6 +128,15 @@ class PeakMemoryBuilder {
   static void AppendPostOrder(const ir::HloComputation* computation, PostOrderPositions& positions,
                               int64_t& next);
 
+  // By instruction id: its number in its computation's MakeInstructionPostOrder, from 0 in
+  // each control-flow computation (-1 in the others). The two orders below lay whole
+  // computations one after another in different orders, so they share this walk.
+  const std::vector<int64_t>& LocalPostOrder();
+  // By instruction id: `computations`' instructions numbered one computation after the other,
+  // each in post order (-1 for the others); `next` ends as their count.
+  std::vector<int64_t> PostOrderPositionsIn(const std::vector<const ir::HloComputation*>& order,
+                                            int64_t& next);
+
   // Control-flow computations callers first (the reverse of a post order of the call graph in
   // which callees are visited in instruction order, a while's body before its condition).
   std::vector<const ir::HloComputation*> CallersFirst() const;
@@ -145,7 +154,7 @@ class PeakMemoryBuilder {
     int32_t id;
     int64_t bytes;
   };
-  std::vector<SizedBuffer> AssignmentOrder() const;
+  std::vector<SizedBuffer> AssignmentOrder();
 
   // May `user_id`'s value take over `operand_id`'s space where one ends as the other starts?
   bool CanShareAsOperand(int32_t user_id, int32_t operand_id) const;
@@ -254,6 +263,7 @@ class PeakMemoryBuilder {
   // XlaValueOrder(), worked out once per module: shared with the later runs on the same
   // analyses through the kept assignment (it depends on the dataflow alone).
   std::shared_ptr<const std::vector<int64_t>> xla_value_order_;
+  std::vector<int64_t> local_post_order_;  // LocalPostOrder(), worked out once
   // The allocations AssignToExistingAllocations made, in XLA's order.
   struct CreatedAllocation {
     bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
