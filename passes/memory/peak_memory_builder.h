@@ -132,8 +132,8 @@ class PeakMemoryBuilder {
   // each control-flow computation (-1 in the others). The two orders below lay whole
   // computations one after another in different orders, so they share this walk.
   const std::vector<int64_t>& LocalPostOrder();
-  // By instruction id: `computations`' instructions numbered one computation after the other,
-  // each in post order (-1 for the others); `next` ends as their count.
+  // By instruction id: `order`'s computations' instructions numbered one computation after the
+  // other, each in post order (-1 for the others); `next` ends as their count.
   std::vector<int64_t> PostOrderPositionsIn(const std::vector<const ir::HloComputation*>& order,
                                             int64_t& next);
 
