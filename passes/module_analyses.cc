@@ -1,5 +1,7 @@
 #include "passes/module_analyses.h"
 
+#include "passes/module_facts.h"
+
 namespace spmdsim::passes {
 
 const DataflowAnalysis& ModuleAnalyses::Dataflow() {
@@ -25,6 +27,14 @@ const LiveRangeAnalysis& ModuleAnalyses::LiveRanges() {
     ++constructions_.live_ranges;
   }
   return *live_ranges_;
+}
+
+bool ModuleAnalyses::HasGpuBackendMarks() {
+  if (!gpu_backend_marks_) {
+    gpu_backend_marks_ = passes::HasGpuBackendMarks(module_);
+    ++constructions_.gpu_backend_marks;
+  }
+  return *gpu_backend_marks_;
 }
 
 }  // namespace spmdsim::passes

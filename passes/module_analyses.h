@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "ir/hlo.h"
 #include "passes/memory/buffer_alias_analysis.h"
@@ -33,6 +34,8 @@ class ModuleAnalyses {
   const DataflowAnalysis& Dataflow();
   const AliasAnalysis& Alias();
   const LiveRangeAnalysis& LiveRanges();
+  // HasGpuBackendMarks (module_facts.h), scanned once: every command asks for the platform.
+  bool HasGpuBackendMarks();
 
   // The memory analysis' allocation decisions (which buffers are arguments, outputs, temps, and
   // which temporaries XLA places in argument or output allocations), kept for later runs with the
@@ -59,6 +62,7 @@ class ModuleAnalyses {
     int alias = 0;
     int live_ranges = 0;
     int memory_assignment = 0;
+    int gpu_backend_marks = 0;  // scans for them
   };
   const Constructions& constructions() const { return constructions_; }
 
@@ -68,6 +72,7 @@ class ModuleAnalyses {
   std::unique_ptr<const DataflowAnalysis> dataflow_;
   std::unique_ptr<const AliasAnalysis> alias_;
   std::unique_ptr<const LiveRangeAnalysis> live_ranges_;
+  std::optional<bool> gpu_backend_marks_;
   MemoryAssignmentKey memory_assignment_key_;
   std::shared_ptr<const void> memory_assignment_;
   Constructions constructions_;

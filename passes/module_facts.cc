@@ -12,6 +12,26 @@ bool IsPartitionerMarker(std::string_view target) {
 
 }  // namespace
 
+bool HasGpuBackendMarks(const ir::HloModule& module) {
+  static constexpr std::string_view kConfigFields[] = {
+      "\"fusion_backend_config\"", "\"force_earliest_schedule\"", "\"operation_queue_id\"",
+      "\"collective_backend_config\""};
+  static constexpr std::string_view kTargets[] = {"__cublas$", "__cudnn$", "__triton"};
+  for (const ir::HloComputation* computation : module.computations) {
+    for (const ir::HloInstruction* instr : computation->instructions) {
+      const std::string_view config = instr->backend_config();
+      for (std::string_view field : kConfigFields) {
+        if (config.find(field) != std::string_view::npos) return true;
+      }
+      const std::string_view target = instr->custom_call_target();
+      for (std::string_view prefix : kTargets) {
+        if (target.substr(0, prefix.size()) == prefix) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool IsUnpartitioned(const ir::HloModule& module, StageHint stage) {
   if (module.num_partitions <= 1 || module.entry == nullptr) return false;
   if (stage == StageHint::kBeforeOptimizations) return true;

@@ -23,4 +23,11 @@ enum class StageHint { kUnknown, kBeforeOptimizations, kAfterOptimizations };
 // True for a module whose shapes are global (per-device sizes then come from its shardings).
 bool IsUnpartitioned(const ir::HloModule& module, StageHint stage = StageHint::kUnknown);
 
+// True when the module carries marks only XLA:GPU writes: GpuBackendConfig fields in backend
+// configs (xla/service/gpu/backend_configs.proto: "fusion_backend_config",
+// "force_earliest_schedule", "operation_queue_id", "collective_backend_config") or the custom
+// calls only XLA:GPU emits (__cublas$..., __cudnn$..., __triton...). A scan of every
+// instruction: ModuleAnalyses::HasGpuBackendMarks keeps the answer.
+bool HasGpuBackendMarks(const ir::HloModule& module);
+
 }  // namespace spmdsim::passes

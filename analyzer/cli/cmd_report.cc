@@ -56,16 +56,24 @@ int RunReport(const ReportOptions& options) {
   analysis.memory.timeline_points = options.timeline_points;
   std::vector<ModuleReport> reports;
   reports.reserve(loaded.modules.size());
+  // Each module's analyses, built on first use and dropped once its report is made.
+  std::vector<std::unique_ptr<passes::ModuleAnalyses>> analyses;
+  std::vector<passes::ModuleAnalyses*> analyses_of;
+  for (const dump::ModuleInput& input : loaded.modules) {
+    analyses.push_back(std::make_unique<passes::ModuleAnalyses>(*input.module));
+    analyses_of.push_back(analyses.back().get());
+  }
   // Every module's topology before any analysis: one that does not fit stops the command.
   const std::optional<std::vector<TopologyChoice>> topologies =
-      ChooseTopologies(loaded.modules, *topology, error);
+      ChooseTopologies(loaded.modules, *topology, error, analyses_of);
   if (!topologies) {
     std::cerr << "error: " << error << "\n";
     return kExitUsage;
   }
   for (size_t i = 0; i < loaded.modules.size(); ++i) {
     analysis.topology = &(*topologies)[i].topology;
-    reports.push_back(BuildModuleReport(loaded.modules[i], analysis));
+    reports.push_back(BuildModuleReport(loaded.modules[i], analysis, analyses_of[i]));
+    analyses[i].reset();
   }
 
   HtmlReportOptions html;

@@ -20,7 +20,7 @@ MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
                                passes::ModuleAnalyses* analyses) {
   MemoryReport report;
   passes::MemoryAnalysisOptions sized = options;
-  sized.platform = MemoryProfileOf(input);
+  sized.platform = MemoryProfileOf(input, analyses);
   report.prediction = analyses != nullptr ? passes::AnalyzePeakMemory(*analyses, sized)
                                           : passes::AnalyzePeakMemory(*input.module, sized);
   XlaMemoryFigures& xla = report.xla;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "passes/module_facts.h"
+
 namespace spmdsim::analyzer {
 namespace {
 
@@ -25,26 +27,6 @@ std::string Lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
-}
-
-bool HasGpuMarks(const ir::HloModule& module) {
-  static constexpr std::string_view kConfigFields[] = {
-      "\"fusion_backend_config\"", "\"force_earliest_schedule\"", "\"operation_queue_id\"",
-      "\"collective_backend_config\""};
-  static constexpr std::string_view kTargets[] = {"__cublas$", "__cudnn$", "__triton"};
-  for (const ir::HloComputation* computation : module.computations) {
-    for (const ir::HloInstruction* instr : computation->instructions) {
-      const std::string_view config = instr->backend_config();
-      for (std::string_view field : kConfigFields) {
-        if (config.find(field) != std::string_view::npos) return true;
-      }
-      const std::string_view target = instr->custom_call_target();
-      for (std::string_view prefix : kTargets) {
-        if (target.substr(0, prefix.size()) == prefix) return true;
-      }
-    }
-  }
-  return false;
 }
 
 // "module_0001.jit_step.sm_9.0a_gpu_after_optimizations.txt" -> "9.0a"; "" when not there.
@@ -74,7 +56,7 @@ std::string ModulePlatform::Describe() const {
   return "platform not named by the dump";
 }
 
-ModulePlatform PlatformOf(const dump::ModuleInput& input) {
+ModulePlatform PlatformOf(const dump::ModuleInput& input, passes::ModuleAnalyses* analyses) {
   ModulePlatform platform;
   const std::string name = Lower(std::filesystem::path(input.path).filename().string());
   // Not any "tpu" in the name: "jit_output_fn" has one.
@@ -88,7 +70,8 @@ ModulePlatform PlatformOf(const dump::ModuleInput& input) {
     platform.gpu_arch = GpuArch(name, gpu);
   } else if (name.find("cpu_after_optimizations") != std::string::npos) {
     platform.kind = PlatformKind::kCpu;
-  } else if (HasGpuMarks(*input.module)) {
+  } else if (analyses != nullptr ? analyses->HasGpuBackendMarks()
+                                 : passes::HasGpuBackendMarks(*input.module)) {
     platform.kind = PlatformKind::kGpu;
   } else {
     // A module before optimizations: its optimized files beside it name the platform.
@@ -108,11 +91,12 @@ ModulePlatform PlatformOf(const dump::ModuleInput& input) {
   return platform;
 }
 
-passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input) {
+passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input,
+                                        passes::ModuleAnalyses* analyses) {
   if (const auto named = passes::ParsePlatform(input.platform)) {
     return passes::PlatformProfile::For(*named, "--platform");
   }
-  const ModulePlatform platform = PlatformOf(input);
+  const ModulePlatform platform = PlatformOf(input, analyses);
   switch (platform.kind) {
     case PlatformKind::kCpu:
       return passes::PlatformProfile::For(passes::Platform::kCpu, "the dump");

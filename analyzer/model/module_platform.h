@@ -6,10 +6,8 @@
 //   - XLA:GPU and XLA:CPU name their after-optimizations files
 //     `module_NNNN.NAME.sm_9.0a_gpu_after_optimizations.txt` (the compute capability) and
 //     `module_NNNN.NAME.cpu_after_optimizations.txt`.
-//   - without a telling file name, XLA:GPU's own marks in the module: GpuBackendConfig fields in
-//     backend configs (xla/service/gpu/backend_configs.proto: "fusion_backend_config",
-//     "force_earliest_schedule", "operation_queue_id", "collective_backend_config") and the
-//     custom calls only XLA:GPU emits (__cublas$..., __cudnn$..., __triton...).
+//   - without a telling file name, XLA:GPU's own marks in the module (passes/module_facts.h:
+//     HasGpuBackendMarks).
 // A module before optimizations (`NAME.before_optimizations.txt`) takes the platform its
 // optimized files beside it name; alone, or in a file the user renamed, it says nothing: kUnknown.
 #pragma once
@@ -18,6 +16,7 @@
 
 #include "dump/module_loader.h"
 #include "passes/memory/platform_profile.h"
+#include "passes/module_analyses.h"
 
 namespace spmdsim::analyzer {
 
@@ -31,10 +30,13 @@ struct ModulePlatform {
   std::string Describe() const;
 };
 
-ModulePlatform PlatformOf(const dump::ModuleInput& input);
+// `analyses`: the module's shared analyses, which keep the scan for XLA:GPU's marks (null: scan).
+ModulePlatform PlatformOf(const dump::ModuleInput& input,
+                          passes::ModuleAnalyses* analyses = nullptr);
 
 // The buffer-assignment rules memory is sized by: the platform the user named (--platform), else
 // the one the dump names, else XLA:CPU's (said so in `decided_by`).
-passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input);
+passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input,
+                                        passes::ModuleAnalyses* analyses = nullptr);
 
 }  // namespace spmdsim::analyzer

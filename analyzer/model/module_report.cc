@@ -20,7 +20,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   const std::string name(input.module->name);
   progress.Update(name + ": memory");
   const passes::MemoryAnalysisOptions memory =
-      SizedMemoryOptions(input, options.memory, options.per_device_for_unpartitioned);
+      SizedMemoryOptions(input, options.memory, options.per_device_for_unpartitioned, analyses);
   report.memory = BuildMemoryReport(input, memory, analyses);
   progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "analyzer/model/topology_choice.h"
+#include "dump/file_reader.h"
 #include "dump/module_loader.h"
 
 namespace spmdsim::analyzer {
@@ -34,6 +36,28 @@ TEST_CASE("a module's report builds each shared analysis once") {
   CHECK(alone.memory.prediction.peak_bytes == report.memory.prediction.peak_bytes);
   CHECK(alone.rng.totals.sites == report.rng.totals.sites);
   CHECK(alone.rng.remat.peak_bytes_recomputed == report.rng.remat.peak_bytes_recomputed);
+}
+
+TEST_CASE("a module whose file name does not name its platform is scanned for it once") {
+  // The same module under a name that says nothing: its platform comes from its contents (a scan
+  // of every instruction for XLA:GPU's marks), which the topology choice, the memory sizing and
+  // the RNG what-if all ask for.
+  dump::DumpResult<std::string> text = dump::ReadFileContents(
+      SPMDSIM_TESTDATA_DIR
+      "/dumps/dp8_partitionable_remat/module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  REQUIRE(text);
+  dump::LoadOutcome outcome = dump::LoadModuleText("renamed.txt", std::move(*text), {});
+  REQUIRE_FALSE(outcome.failure);
+  REQUIRE(outcome.inputs.modules.size() == 1);
+  const dump::ModuleInput& input = outcome.inputs.modules[0];
+  passes::ModuleAnalyses analyses(*input.module);
+  std::string error;
+  const std::optional<TopologyChoice> topology = ChooseTopology(input, {}, error, &analyses);
+  REQUIRE(topology);
+  CHECK(topology->platform == "platform not named by the dump");
+  const ModuleReport report = BuildModuleReport(input, {}, &analyses);
+  CHECK(report.rng.remat.ran);
+  CHECK(analyses.constructions().gpu_backend_marks == 1);
 }
 
 }  // namespace

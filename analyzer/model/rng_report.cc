@@ -57,8 +57,9 @@ passes::ConcatLowering ConcatLoweringOf(std::string_view jax_version) {
 
 passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
                                                  passes::MemoryAnalysisOptions base,
-                                                 bool per_device_for_unpartitioned) {
-  base.platform = MemoryProfileOf(input);
+                                                 bool per_device_for_unpartitioned,
+                                                 passes::ModuleAnalyses* analyses) {
+  base.platform = MemoryProfileOf(input, analyses);
   base.per_device_from_shardings = per_device_for_unpartitioned && IsUnpartitioned(input);
   return base;
 }
@@ -73,7 +74,7 @@ passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
     // The what-if needs the peak's size only, not its curve or listing.
     memory.timeline_points = 1;
     memory.live_at_peak_limit = 1;
-    memory = SizedMemoryOptions(input, memory);
+    memory = SizedMemoryOptions(input, memory, true, &analyses);
   }
   passes::RngSiteOptions options;
   options.collectives = inputs.collectives;

@@ -18,9 +18,11 @@ namespace spmdsim::analyzer {
 
 // `base` with the platform profile the dump names (or --platform) and, for a module not
 // partitioned yet when `per_device_for_unpartitioned`, sizes per device from its shardings.
+// `analyses` (may be null) keeps what deciding the platform scans.
 passes::MemoryAnalysisOptions SizedMemoryOptions(const dump::ModuleInput& input,
                                                  passes::MemoryAnalysisOptions base = {},
-                                                 bool per_device_for_unpartitioned = true);
+                                                 bool per_device_for_unpartitioned = true,
+                                                 passes::ModuleAnalyses* analyses = nullptr);
 
 // A JAX release "MAJOR.MINOR[.PATCH]" (a leading "v" and a suffix after the numbers, such as
 // ".dev20250101" or "rc1", are allowed); nullopt when `text` is not one.

@@ -125,8 +125,9 @@ std::optional<TopologyRequest> MakeTopologyRequest(const std::string& topology,
 }
 
 std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
-                                             const TopologyRequest& request, std::string& error) {
-  const ModulePlatform platform = PlatformOf(input);
+                                             const TopologyRequest& request, std::string& error,
+                                             passes::ModuleAnalyses* analyses) {
+  const ModulePlatform platform = PlatformOf(input, analyses);
   TopologyChoice choice;
   choice.devices = ir::DeviceCount(*input.module);
   choice.platform = platform.Describe();
@@ -154,11 +155,12 @@ std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
 
 std::optional<std::vector<TopologyChoice>> ChooseTopologies(
     const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
-    std::string& error) {
+    std::string& error, std::span<passes::ModuleAnalyses* const> analyses) {
   std::vector<TopologyChoice> choices;
   choices.reserve(inputs.size());
-  for (const dump::ModuleInput& input : inputs) {
-    std::optional<TopologyChoice> choice = ChooseTopology(input, request, error);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::optional<TopologyChoice> choice =
+        ChooseTopology(inputs[i], request, error, i < analyses.size() ? analyses[i] : nullptr);
     if (!choice) return std::nullopt;
     choices.push_back(std::move(*choice));
   }

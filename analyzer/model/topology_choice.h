@@ -16,11 +16,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "dump/module_loader.h"
 #include "passes/collectives/topology.h"
+#include "passes/module_analyses.h"
 
 namespace spmdsim::analyzer {
 
@@ -49,13 +51,17 @@ struct TopologyChoice {
 
 // nullopt and a message (name, device count, the presets that fit) when the topology cannot hold
 // the module's devices.
+// `analyses` (may be null): the module's shared analyses, which keep what deciding its platform
+// scans.
 std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
-                                             const TopologyRequest& request, std::string& error);
+                                             const TopologyRequest& request, std::string& error,
+                                             passes::ModuleAnalyses* analyses = nullptr);
 
 // Every module's choice, in order; nullopt and the first module's message when one does not fit.
+// `analyses`: empty, or each input's shared analyses, in order.
 std::optional<std::vector<TopologyChoice>> ChooseTopologies(
     const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
-    std::string& error);
+    std::string& error, std::span<passes::ModuleAnalyses* const> analyses = {});
 
 // One line for text and HTML: "NAME, NODES (given by --topology)" or "(chosen by ...)".
 std::string DescribeTopologyChoice(const TopologyChoice& choice);

@@ -205,44 +205,27 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
 }
 
 std::vector<PeakMemoryBuilder::SizedBuffer> PeakMemoryBuilder::AssignmentOrder() {
-  std::vector<int64_t> position(df_.values().size(), 0);
-  {
-    int64_t next = 0;
-    const std::vector<int64_t> at = PostOrderPositionsIn(CallersFirst(), next);
-    for (const HloValue& value : df_.values()) {
-      position[value.id] = std::max<int64_t>(at[static_cast<size_t>(value.instruction->id)], 0);
-    }
-  }
-  std::vector<int64_t> buffer_position(alias_.buffers().size(), INT64_MAX);
-  for (const HloBuffer& buffer : alias_.buffers()) {
-    for (int32_t id : buffer.values) {
-      buffer_position[buffer.id] = std::min(buffer_position[buffer.id], position[id]);
-    }
-  }
-  // Larger first, live-out first among equals, then in program order. The keys are sorted
-  // together, not looked up by id from the comparator (a million buffers: cache misses).
-  struct Key {
-    int64_t bytes;
-    int64_t position;
-    int32_t id;
-    bool live_out;
-    bool operator<(const Key& o) const {
-      if (bytes != o.bytes) return bytes > o.bytes;
-      if (live_out != o.live_out) return live_out;
-      if (position != o.position) return position < o.position;
-      return id < o.id;
-    }
-  };
-  std::vector<Key> keys;
-  keys.reserve(alias_.buffers().size());
-  for (const HloBuffer& buffer : alias_.buffers()) {
-    keys.push_back(
-        Key{BufferBytes(buffer), buffer_position[buffer.id], buffer.id, buffer.live_out});
-  }
-  std::sort(keys.begin(), keys.end());
+  int64_t next = 0;
+  const std::vector<int64_t> at = PostOrderPositionsIn(CallersFirst(), next);
+  // Larger first, live-out first among equals, then in program order (a buffer's earliest
+  // value). The keys are sorted together, not looked up by id from the comparator (a million
+  // buffers: cache misses).
   std::vector<SizedBuffer> order;
-  order.reserve(keys.size());
-  for (const Key& key : keys) order.push_back(SizedBuffer{key.id, key.bytes});
+  order.reserve(alias_.buffers().size());
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    int64_t position = INT64_MAX;
+    for (int32_t id : buffer.values) {
+      const auto instr = static_cast<size_t>(df_.value(id).instruction->id);
+      position = std::min(position, std::max<int64_t>(at[instr], 0));
+    }
+    order.push_back(SizedBuffer{BufferBytes(buffer), position, buffer.id, buffer.live_out});
+  }
+  std::sort(order.begin(), order.end(), [](const SizedBuffer& a, const SizedBuffer& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.live_out != b.live_out) return a.live_out;
+    if (a.position != b.position) return a.position < b.position;
+    return a.id < b.id;
+  });
   return order;
 }
 
