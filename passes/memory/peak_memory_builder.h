@@ -149,13 +149,10 @@ class PeakMemoryBuilder {
   // values) rank as the value they copy.
   const std::vector<int64_t>& XlaValueOrder();
 
-  // The buffers in the order XLA's buffer assigner takes them, each with its size (and what
-  // ranks it: the order is sorted by these fields themselves, not looked up by id).
+  // The buffers in the order XLA's buffer assigner takes them, each with its size.
   struct SizedBuffer {
-    int64_t bytes;
-    int64_t position;  // of its first value's instruction, callers first, each in post order
     int32_t id;
-    bool live_out;
+    int64_t bytes;
   };
   std::vector<SizedBuffer> AssignmentOrder();
 
