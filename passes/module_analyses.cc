@@ -1,5 +1,6 @@
 #include "passes/module_analyses.h"
 
+#include "passes/collectives/collective_analysis.h"
 #include "passes/module_facts.h"
 
 namespace spmdsim::passes {
@@ -35,6 +36,16 @@ bool ModuleAnalyses::HasGpuBackendMarks() {
     ++constructions_.gpu_backend_marks;
   }
   return *gpu_backend_marks_;
+}
+
+const ModuleAnalyses::ComputationExecutions& ModuleAnalyses::Executions() {
+  if (!executions_) {
+    ComputationExecutions executions;
+    executions.runs = ComputationExecutionCounts(module_, &executions.known);
+    executions_ = std::make_unique<const ComputationExecutions>(std::move(executions));
+    ++constructions_.executions;
+  }
+  return *executions_;
 }
 
 }  // namespace spmdsim::passes

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -36,6 +37,13 @@ class ModuleAnalyses {
   const LiveRangeAnalysis& LiveRanges();
   // HasGpuBackendMarks (module_facts.h), scanned once: every command asks for the platform.
   bool HasGpuBackendMarks();
+  // How many times each computation runs per step (ComputationExecutionCounts,
+  // passes/collectives/collective_analysis.h), for the collectives and the RNG sites.
+  struct ComputationExecutions {
+    std::map<const ir::HloComputation*, int64_t> runs;
+    std::map<const ir::HloComputation*, bool> known;  // every loop on the way has a trip count
+  };
+  const ComputationExecutions& Executions();
 
   // The memory analysis' allocation decisions (which buffers are arguments, outputs, temps, and
   // which temporaries XLA places in argument or output allocations), kept for later runs with the
@@ -63,6 +71,7 @@ class ModuleAnalyses {
     int live_ranges = 0;
     int memory_assignment = 0;
     int gpu_backend_marks = 0;  // scans for them
+    int executions = 0;
   };
   const Constructions& constructions() const { return constructions_; }
 
@@ -73,6 +82,7 @@ class ModuleAnalyses {
   std::unique_ptr<const AliasAnalysis> alias_;
   std::unique_ptr<const LiveRangeAnalysis> live_ranges_;
   std::optional<bool> gpu_backend_marks_;
+  std::unique_ptr<const ComputationExecutions> executions_;
   MemoryAssignmentKey memory_assignment_key_;
   std::shared_ptr<const void> memory_assignment_;
   Constructions constructions_;

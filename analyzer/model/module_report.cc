@@ -25,7 +25,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   progress.Update(name + ": collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;
-  report.collectives = passes::AnalyzeCollectives(*input.module, collectives);
+  report.collectives = passes::AnalyzeCollectives(*analyses, collectives);
   progress.Update(name + ": rng sites");
   RngReportInputs rng;
   rng.collectives = &report.collectives;

@@ -31,6 +31,8 @@ TEST_CASE("a module's report builds each shared analysis once") {
   CHECK(analyses.constructions().live_ranges == 1);
   // The what-if re-runs only the heap: the allocation decisions are the first run's.
   CHECK(analyses.constructions().memory_assignment == 1);
+  // The collectives and the RNG sites count each computation's runs per step once.
+  CHECK(analyses.constructions().executions == 1);
   // The same figures as a report that builds its own.
   const ModuleReport alone = BuildModuleReport(input, {});
   CHECK(alone.memory.prediction.peak_bytes == report.memory.prediction.peak_bytes);

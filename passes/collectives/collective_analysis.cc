@@ -12,6 +12,7 @@
 #include "ir/checked_math.h"
 #include "ir/device_count.h"
 #include "ir/parse_int.h"
+#include "passes/module_analyses.h"
 #include "passes/stats_analysis.h"
 
 namespace spmdsim::passes {
@@ -357,6 +358,8 @@ std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
   // computation it calls is reached, so each is summed once from its call sites.
   std::map<const HloComputation*, int64_t> counts;
   std::map<const HloComputation*, bool> known;
+  // A loop's trip count, once for its body and condition (it may parse a backend config).
+  std::unordered_map<const HloInstruction*, int64_t> trips;
   const auto order = module.call_graph.CalleesFirst();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const HloComputation* computation = *it;
@@ -373,7 +376,9 @@ std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
       all = all && known[caller->parent];
       int64_t factor = 1;
       if (caller->opcode == Opcode::kWhile) {
-        int64_t trip = WhileTripCount(*caller);
+        const auto [at, first] = trips.try_emplace(caller, 0);
+        if (first) at->second = WhileTripCount(*caller);
+        int64_t trip = at->second;
         if (trip < 0) {
           all = false;
           trip = 1;
@@ -448,11 +453,17 @@ NamedProducers NearestNamedProducers(std::span<ir::HloInstruction* const> operan
 }  // namespace
 
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module, const CollectiveOptions& options) {
+  ModuleAnalyses analyses(module);
+  return AnalyzeCollectives(analyses, options);
+}
+
+CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOptions& options) {
+  const ir::HloModule& module = analyses.module();
   CollectiveResult result;
   result.num_devices = ir::DeviceCount(module);
   if (options.topology != nullptr) result.topology = options.topology->name;
-  std::map<const HloComputation*, bool> known;
-  const auto counts = ComputationExecutionCounts(module, &known);
+  const std::map<const HloComputation*, bool>& known = analyses.Executions().known;
+  const std::map<const HloComputation*, int64_t>& counts = analyses.Executions().runs;
   const std::vector<MeshCandidate> meshes = MeshCandidates(module, result.num_devices);
   struct ExpandedGroups {
     Groups groups;

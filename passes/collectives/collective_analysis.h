@@ -34,6 +34,8 @@
 
 namespace spmdsim::passes {
 
+class ModuleAnalyses;
+
 struct CollectiveOptions {
   // The machine, for node placement and times; nullptr = bytes only (times stay 0).
   const Topology* topology = nullptr;
@@ -101,10 +103,15 @@ struct CollectiveResult {
 
 CollectiveResult AnalyzeCollectives(const ir::HloModule& module,
                                     const CollectiveOptions& options = {});
+// The same, with the execution counts `analyses` keeps for the module's other analyses.
+CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses,
+                                    const CollectiveOptions& options = {});
 
 // WhileTripCount: passes/loop_trip_count.h.
 
-// How many times each computation runs per execution of the entry computation.
+// How many times each computation runs per execution of the entry computation; in
+// `all_known`, whether every loop on the way has a known trip count (1 assumed where not).
+// ModuleAnalyses::Executions keeps them for a module.
 std::map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(
     const ir::HloModule& module, std::map<const ir::HloComputation*, bool>* all_known = nullptr);
 
