@@ -14,9 +14,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "ir/hlo.h"
 #include "passes/memory/buffer_alias_analysis.h"
@@ -40,8 +40,9 @@ class ModuleAnalyses {
   // How many times each computation runs per step (ComputationExecutionCounts,
   // passes/collectives/collective_analysis.h), for the collectives and the RNG sites.
   struct ComputationExecutions {
-    std::map<const ir::HloComputation*, int64_t> runs;
-    std::map<const ir::HloComputation*, bool> known;  // every loop on the way has a trip count
+    std::unordered_map<const ir::HloComputation*, int64_t> runs;
+    std::unordered_map<const ir::HloComputation*, bool>
+        known;  // every loop on the way has a trip count
   };
   const ComputationExecutions& Executions();
 

@@ -352,12 +352,14 @@ void Cost(CollectiveOp& op, const Topology* topology) {
 
 }  // namespace
 
-std::map<const HloComputation*, int64_t> ComputationExecutionCounts(
-    const ir::HloModule& module, std::map<const HloComputation*, bool>* all_known) {
+std::unordered_map<const HloComputation*, int64_t> ComputationExecutionCounts(
+    const ir::HloModule& module, std::unordered_map<const HloComputation*, bool>* all_known) {
   // Callers first over the module's call graph: a computation's count is final before any
   // computation it calls is reached, so each is summed once from its call sites.
-  std::map<const HloComputation*, int64_t> counts;
-  std::map<const HloComputation*, bool> known;
+  std::unordered_map<const HloComputation*, int64_t> counts;
+  std::unordered_map<const HloComputation*, bool> known;
+  counts.reserve(module.computations.size());
+  known.reserve(module.computations.size());
   // A loop's trip count, once for its body and condition (it may parse a backend config).
   std::unordered_map<const HloInstruction*, int64_t> trips;
   const auto order = module.call_graph.CalleesFirst();
@@ -462,8 +464,8 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
   CollectiveResult result;
   result.num_devices = ir::DeviceCount(module);
   if (options.topology != nullptr) result.topology = options.topology->name;
-  const std::map<const HloComputation*, bool>& known = analyses.Executions().known;
-  const std::map<const HloComputation*, int64_t>& counts = analyses.Executions().runs;
+  const std::unordered_map<const HloComputation*, bool>& known = analyses.Executions().known;
+  const std::unordered_map<const HloComputation*, int64_t>& counts = analyses.Executions().runs;
   const std::vector<MeshCandidate> meshes = MeshCandidates(module, result.num_devices);
   struct ExpandedGroups {
     Groups groups;

@@ -26,6 +26,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/hlo.h"
@@ -112,7 +113,8 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses,
 // How many times each computation runs per execution of the entry computation; in
 // `all_known`, whether every loop on the way has a known trip count (1 assumed where not).
 // ModuleAnalyses::Executions keeps them for a module.
-std::map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(
-    const ir::HloModule& module, std::map<const ir::HloComputation*, bool>* all_known = nullptr);
+std::unordered_map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(
+    const ir::HloModule& module,
+    std::unordered_map<const ir::HloComputation*, bool>* all_known = nullptr);
 
 }  // namespace spmdsim::passes

@@ -198,7 +198,8 @@ RngSiteResult RngSiteFinder::Run() {
   // A site inside a loop (a scanned layer, gradient accumulation) runs once per iteration: its
   // what-if sends that many times per step, as its collectives do, except what XLA hoists out of
   // the loop (the counter exchange, on XLA:CPU).
-  const std::map<const HloComputation*, int64_t>& executions = analyses_.Executions().runs;
+  const std::unordered_map<const HloComputation*, int64_t>& executions =
+      analyses_.Executions().runs;
   // Unknown platform: XLA:CPU's, as the memory rules default to.
   const bool hoisting = HoistsLoopInvariantCollectives(options_.platform.value_or(Platform::kCpu));
   // Masks computed by consumers of replicated sites (below), each counted for one site.
