@@ -87,23 +87,6 @@ bool IsRotationShift(const HloInstruction* instr) {
                              *amount) != std::end(kThreefryRotations);
 }
 
-void ForEachNested(const HloComputation* computation,
-                   const std::function<void(const HloInstruction*)>& visit) {
-  constexpr int64_t kMaxVisits = int64_t{1} << 20;
-  int64_t visits = 0;
-  std::function<void(const HloComputation*)> walk = [&](const HloComputation* c) {
-    if (c == nullptr) return;
-    for (const HloInstruction* instr : c->instructions) {
-      if (++visits > kMaxVisits) return;
-      visit(instr);
-      for (const ir::CalledComputation& called : instr->called_computations()) {
-        walk(called.computation);
-      }
-    }
-  };
-  walk(computation);
-}
-
 namespace {
 
 // Rotation indices, sorted and distinct: the rotations nearest upstream of a value.

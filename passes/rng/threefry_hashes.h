@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -34,11 +33,30 @@ std::optional<int64_t> ScalarConstant(const ir::HloInstruction* instr);
 // A shift-left of a u32 lane by one of the rotation constants.
 bool IsRotationShift(const ir::HloInstruction* instr);
 
+// ForEachNested's walk, `visits` counting against kMaxNestedVisits.
+inline constexpr int64_t kMaxNestedVisits = int64_t{1} << 20;
+template <typename Visit>
+void ForEachNestedWithin(const ir::HloComputation* computation, Visit& visit, int64_t& visits) {
+  if (computation == nullptr) return;
+  for (const ir::HloInstruction* instr : computation->instructions) {
+    if (++visits > kMaxNestedVisits) return;
+    visit(static_cast<const ir::HloInstruction*>(instr));
+    for (const ir::CalledComputation& called : instr->called_computations()) {
+      ForEachNestedWithin(called.computation, visit, visits);
+    }
+  }
+}
+
 // Calls `visit` on every instruction of `computation` and of the computations it calls (fusion
-// bodies included), once per call: a helper called from 20 places is seen 20 times. A budget of
-// visits bounds call DAGs, which have exponentially many paths.
-void ForEachNested(const ir::HloComputation* computation,
-                   const std::function<void(const ir::HloInstruction*)>& visit);
+// bodies included), each instruction before its callees', once per call: a helper called from
+// 20 places is seen 20 times. A budget of visits bounds call DAGs, which have exponentially many
+// paths. (A template: the RNG passes walk every fusion body with it, and a std::function per
+// instruction and per computation cost them more than the walk.)
+template <typename Visit>
+void ForEachNested(const ir::HloComputation* computation, Visit&& visit) {
+  int64_t visits = 0;
+  ForEachNestedWithin(computation, visit, visits);
+}
 
 // One random draw hashed with unrolled rounds: the rotations of its chain, wherever XLA put them.
 // XLA:TPU computes a hash's first rounds in one fusion and copies its last rounds into every
