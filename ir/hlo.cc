@@ -49,13 +49,6 @@ bool HloInstruction::HasAttribute(std::string_view attr_name) const {
   return false;
 }
 
-HloComputation* HloInstruction::Called(std::string_view role) const {
-  for (const CalledComputation& called : called_computations()) {
-    if (called.role == role) return called.computation;
-  }
-  return nullptr;
-}
-
 bool HloComputation::IsFusionComputation() const {
   for (const HloInstruction* caller : callers) {
     if (caller->opcode == Opcode::kFusion) return true;

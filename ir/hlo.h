@@ -136,8 +136,14 @@ class HloInstruction {
   // The attribute's value as written, or empty when absent.
   std::string_view FindAttribute(std::string_view attr_name) const;
   bool HasAttribute(std::string_view attr_name) const;
-  // The first called computation with that role, or nullptr.
-  HloComputation* Called(std::string_view role) const;
+  // The first called computation with that role, or nullptr. Inline: the passes ask it of
+  // every loop and fusion, and a literal role then compares without a call to memcmp.
+  HloComputation* Called(std::string_view role) const {
+    for (const CalledComputation& called : called_computations()) {
+      if (called.role == role) return called.computation;
+    }
+    return nullptr;
+  }
 
   // Writers, for the parser. `metadata` must outlive the instruction (the module's pool).
   void set_metadata(const Metadata* metadata) { metadata_ = metadata; }

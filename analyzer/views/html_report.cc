@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_set>
 
 #include "analyzer/emit/html_escape.h"
 #include "analyzer/emit/human_units.h"
@@ -245,24 +246,33 @@ std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
   return E(GroupSummary(groups, limit));
 }
 
-// "name{index}", with "{}" for a whole instruction ("name" alone is written for it too).
-std::string WithIndex(const std::string& value) {
-  return value.ends_with('}') ? value : value + "{}";
-}
-
-// "name{index}" of every value an RNG site's buffers hold: counters and random bits.
-std::set<std::string> RandomBitValues(const passes::RngSiteResult& rng) {
-  std::set<std::string> values;
-  for (const RngSite& site : rng.sites) {
-    for (const passes::RngSiteBuffer& buffer : site.buffers) {
-      values.insert(WithIndex(buffer.value));
-      for (const std::string& value : buffer.values) values.insert(WithIndex(value));
+// Every value an RNG site's buffers hold (counters and random bits), as "name{index}", or as
+// "name" for a whole instruction: views into the RNG result, which outlives this (no string
+// made per value; a buffer may hold thousands).
+class RandomBitValues {
+ public:
+  explicit RandomBitValues(const passes::RngSiteResult& rng) {
+    for (const RngSite& site : rng.sites) {
+      for (const passes::RngSiteBuffer& buffer : site.buffers) {
+        Add(buffer.value);
+        for (const std::string& value : buffer.values) Add(value);
+      }
     }
   }
-  return values;
-}
+  // `name_and_index`: "name{index}", "{}" for a whole instruction.
+  bool Contains(std::string_view name_and_index) const {
+    if (indexed_.count(name_and_index) != 0) return true;
+    return name_and_index.ends_with("{}") &&
+           whole_.count(name_and_index.substr(0, name_and_index.size() - 2)) != 0;
+  }
 
-void LiveAtPeak(const PeakMemoryResult& m, const std::set<std::string>& random_values,
+ private:
+  void Add(std::string_view value) { (value.ends_with('}') ? indexed_ : whole_).insert(value); }
+  std::unordered_set<std::string_view> indexed_;
+  std::unordered_set<std::string_view> whole_;
+};
+
+void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
                 const HtmlReportOptions& options, std::string& out) {
   if (m.peak_time >= 0) {
     out += fmt::format(
@@ -294,7 +304,7 @@ void LiveAtPeak(const PeakMemoryResult& m, const std::set<std::string>& random_v
   }
   const size_t shown = std::min(options.max_rows, m.live_at_peak.size());
   const auto is_random = [&](const LiveBuffer& b) {
-    return random_values.count(b.instruction + b.index) > 0;
+    return random_values.Contains(b.instruction + b.index);
   };
   int64_t random_count = 0;
   int64_t random_bytes = 0;
