@@ -1,6 +1,7 @@
 #include "passes/memory/heap_occupancy.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -62,11 +63,23 @@ HeapOccupancy::HeapOccupancy(int64_t first, int64_t last, int64_t alignment)
 void HeapOccupancy::Insert(RangeSet& set, OccupiedRange range) {
   if (set.size == set.capacity) {
     const uint32_t capacity = set.capacity == 0 ? 2 : 2 * set.capacity;
-    const size_t begin = pool_.size();
-    // Offsets into the pool are 32-bit (a node fits half a cache line): 64 GiB of ranges.
-    if (begin + capacity > UINT32_MAX) throw std::length_error("heap occupancy: too many ranges");
-    pool_.resize(pool_.size() + capacity);
+    const auto size_class = static_cast<size_t>(std::countr_zero(capacity));
+    if (free_blocks_.size() <= size_class) free_blocks_.resize(size_class + 1);
+    size_t begin = pool_.size();
+    if (!free_blocks_[size_class].empty()) {
+      begin = free_blocks_[size_class].back();
+      free_blocks_[size_class].pop_back();
+    } else {
+      // Offsets into the pool are 32-bit (a node fits half a cache line): 64 GiB of ranges.
+      if (begin + capacity > UINT32_MAX) {
+        throw std::length_error("heap occupancy: too many ranges");
+      }
+      pool_.resize(pool_.size() + capacity);
+    }
     std::copy_n(pool_.begin() + set.begin, set.size, pool_.begin() + begin);
+    if (set.capacity > 0) {
+      free_blocks_[static_cast<size_t>(std::countr_zero(set.capacity))].push_back(set.begin);
+    }
     set.begin = static_cast<uint32_t>(begin);
     set.capacity = capacity;
   }

@@ -55,8 +55,8 @@ class HeapOccupancy {
 
  private:
   // A sorted, disjoint set of ranges, stored in pool_[begin, begin + size); it moves to a block
-  // twice as large at the end of the pool when it fills (the pool is freed whole, so a packing
-  // makes a few large allocations instead of one per node).
+  // twice as large when it fills, which a set left earlier frees or the pool grows for (the
+  // pool is freed whole, so a packing makes a few large allocations instead of one per node).
   struct RangeSet {
     uint32_t begin = 0;
     uint32_t size = 0;
@@ -80,6 +80,9 @@ class HeapOccupancy {
   size_t leaves_ = 1;
   std::vector<Node> nodes_;
   std::vector<OccupiedRange> pool_;
+  // By log2 of their capacity: where the blocks sets moved out of begin, for sets growing to that
+  // capacity (the pool holds about what the sets hold, not twice that).
+  std::vector<std::vector<uint32_t>> free_blocks_;
   uint32_t stamp_ = 0;
   std::vector<OccupiedRange> merged_;  // Unite's scratch
 };
