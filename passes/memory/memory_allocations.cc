@@ -349,8 +349,18 @@ bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
   return false;
 }
 
+std::vector<int64_t> PeakMemoryBuilder::ComputeBufferBytes() const {
+  std::vector<int64_t> bytes(alias_.buffers().size(), 0);
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    int64_t& size = bytes[static_cast<size_t>(buffer.id)];
+    for (int32_t id : buffer.values) size = std::max(size, ValueBytes(id));
+  }
+  return bytes;
+}
+
 struct PeakMemoryBuilder::KeptAssignment {
   std::shared_ptr<const std::vector<int64_t>> xla_value_order;
+  std::shared_ptr<const std::vector<int64_t>> buffer_bytes;
   std::vector<BufferKind> kind;
   std::vector<CreatedAllocation> created;
   int64_t argument_bytes = 0;
@@ -364,6 +374,7 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
                                                 options_.per_device_from_shardings};
   if (const auto* kept = static_cast<const KeptAssignment*>(analyses_.MemoryAssignment(key))) {
     xla_value_order_ = kept->xla_value_order;
+    buffer_bytes_ = kept->buffer_bytes;
     kind_ = kept->kind;
     created_ = kept->created;
     result_.argument_bytes = kept->argument_bytes;
@@ -372,11 +383,13 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
     result_.temp_buffer_count = kept->temp_buffer_count;
     return;
   }
+  buffer_bytes_ = std::make_shared<const std::vector<int64_t>>(ComputeBufferBytes());
   ClassifyBuffers();
   AssignToExistingAllocations();
   auto state = std::make_shared<KeptAssignment>();
   XlaValueOrder();  // every run packs a heap with it
   state->xla_value_order = xla_value_order_;
+  state->buffer_bytes = buffer_bytes_;
   state->kind = kind_;
   state->created = created_;
   state->argument_bytes = result_.argument_bytes;

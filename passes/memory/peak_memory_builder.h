@@ -80,11 +80,12 @@ class PeakMemoryBuilder {
   // Packs the temporaries of memory space `space` into their own heap and records its size.
   void SimulateOtherSpace(int64_t space);
   int64_t ValueBytes(int32_t value_id) const { return SlotBytes(df_.value(value_id).slot); }
+  // A buffer's size: its largest value's. Worked out once per buffer (ClassifyAndAssign) and
+  // kept with the assignment: the passes ask it per value, and a loop's buffer holds many.
   int64_t BufferBytes(const HloBuffer& buffer) const {
-    int64_t size = 0;
-    for (int32_t id : buffer.values) size = std::max(size, ValueBytes(id));
-    return size;
+    return (*buffer_bytes_)[static_cast<size_t>(buffer.id)];
   }
+  std::vector<int64_t> ComputeBufferBytes() const;
 
   void ClassifyBuffers();
 
@@ -263,7 +264,8 @@ class PeakMemoryBuilder {
   // XlaValueOrder(), worked out once per module: shared with the later runs on the same
   // analyses through the kept assignment (it depends on the dataflow alone).
   std::shared_ptr<const std::vector<int64_t>> xla_value_order_;
-  std::vector<int64_t> local_post_order_;  // LocalPostOrder(), worked out once
+  std::shared_ptr<const std::vector<int64_t>> buffer_bytes_;  // by buffer id
+  std::vector<int64_t> local_post_order_;                     // LocalPostOrder(), worked out once
   // The allocations AssignToExistingAllocations made, in XLA's order.
   struct CreatedAllocation {
     bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
