@@ -41,8 +41,8 @@ class ModuleAnalyses {
   // passes/collectives/collective_analysis.h), for the collectives and the RNG sites.
   struct ComputationExecutions {
     std::unordered_map<const ir::HloComputation*, int64_t> runs;
-    std::unordered_map<const ir::HloComputation*, bool>
-        known;  // every loop on the way has a trip count
+    // Whether every loop on the way has a known trip count.
+    std::unordered_map<const ir::HloComputation*, bool> known;
   };
   const ComputationExecutions& Executions();
 
