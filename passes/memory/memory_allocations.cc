@@ -477,7 +477,25 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
     }
     return taken;
   };
-  for (const SizedBuffer& next : AssignmentOrder()) {
+  const std::vector<SizedBuffer> order = AssignmentOrder();
+  // The loop takes buffers largest first, so what it reads of each (the buffer, its first
+  // value's live range, its kind and operand candidates) is a cache miss the loop would wait
+  // for: it is fetched a few buffers ahead (the buffer itself further ahead, as the range's
+  // address is read from it).
+  constexpr size_t kBufferAhead = 16;
+  constexpr size_t kRangeAhead = 8;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k + kBufferAhead < order.size()) {
+      const auto ahead = static_cast<size_t>(order[k + kBufferAhead].id);
+      __builtin_prefetch(&alias_.buffers()[ahead]);
+      __builtin_prefetch(&kind_[ahead]);
+      __builtin_prefetch(&candidates.begin[ahead]);
+    }
+    if (k + kRangeAhead < order.size()) {
+      const HloBuffer& ahead = alias_.buffers()[order[k + kRangeAhead].id];
+      if (!ahead.values.empty()) __builtin_prefetch(&lr_.Range(ahead.values.front()));
+    }
+    const SizedBuffer& next = order[k];
     // Named, not bound: lambdas below capture them (clang before 16 cannot capture bindings).
     const int32_t buffer_id = next.id;
     const int64_t bytes = next.bytes;
