@@ -131,7 +131,7 @@ void AnalyzeModule(const ir::HloModule& module) {
   const passes::CollectiveResult collectives = passes::AnalyzeCollectives(module, timed);
   Use(plain.total_wire_bytes_per_device);
   Use(collectives.est_time_us);
-  for (const auto& [computation, count] : passes::ComputationExecutionCounts(module)) {
+  for (const auto& [computation, count] : passes::ComputationExecutionCounts(module).runs) {
     Use(count);
   }
   for (const ir::HloComputation* computation : module.computations) {

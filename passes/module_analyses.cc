@@ -1,6 +1,5 @@
 #include "passes/module_analyses.h"
 
-#include "passes/collectives/collective_analysis.h"
 #include "passes/module_facts.h"
 
 namespace spmdsim::passes {
@@ -38,11 +37,10 @@ bool ModuleAnalyses::HasGpuBackendMarks() {
   return *gpu_backend_marks_;
 }
 
-const ModuleAnalyses::ComputationExecutions& ModuleAnalyses::Executions() {
+const ComputationExecutions& ModuleAnalyses::Executions() {
   if (!executions_) {
-    ComputationExecutions executions;
-    executions.runs = ComputationExecutionCounts(module_, &executions.known);
-    executions_ = std::make_unique<const ComputationExecutions>(std::move(executions));
+    executions_ =
+        std::make_unique<const ComputationExecutions>(ComputationExecutionCounts(module_));
     ++constructions_.executions;
   }
   return *executions_;

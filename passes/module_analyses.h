@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 
 #include "ir/hlo.h"
+#include "passes/collectives/collective_analysis.h"
 #include "passes/memory/buffer_alias_analysis.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/memory/live_range_analysis.h"
@@ -37,13 +37,8 @@ class ModuleAnalyses {
   const LiveRangeAnalysis& LiveRanges();
   // HasGpuBackendMarks (module_facts.h), scanned once: every command asks for the platform.
   bool HasGpuBackendMarks();
-  // How many times each computation runs per step (ComputationExecutionCounts,
-  // passes/collectives/collective_analysis.h), for the collectives and the RNG sites.
-  struct ComputationExecutions {
-    std::unordered_map<const ir::HloComputation*, int64_t> runs;
-    // Whether every loop on the way has a known trip count.
-    std::unordered_map<const ir::HloComputation*, bool> known;
-  };
+  // How many times each computation runs per step (ComputationExecutionCounts), for the
+  // collectives and the RNG sites.
   const ComputationExecutions& Executions();
 
   // The memory analysis' allocation decisions (which buffers are arguments, outputs, temps, and

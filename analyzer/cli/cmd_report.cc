@@ -58,21 +58,19 @@ int RunReport(const ReportOptions& options) {
   reports.reserve(loaded.modules.size());
   // Each module's analyses, built on first use and dropped once its report is made.
   std::vector<std::unique_ptr<passes::ModuleAnalyses>> analyses;
-  std::vector<passes::ModuleAnalyses*> analyses_of;
   for (const dump::ModuleInput& input : loaded.modules) {
     analyses.push_back(std::make_unique<passes::ModuleAnalyses>(*input.module));
-    analyses_of.push_back(analyses.back().get());
   }
   // Every module's topology before any analysis: one that does not fit stops the command.
   const std::optional<std::vector<TopologyChoice>> topologies =
-      ChooseTopologies(loaded.modules, *topology, error, analyses_of);
+      ChooseTopologies(loaded.modules, *topology, error, analyses);
   if (!topologies) {
     std::cerr << "error: " << error << "\n";
     return kExitUsage;
   }
   for (size_t i = 0; i < loaded.modules.size(); ++i) {
     analysis.topology = &(*topologies)[i].topology;
-    reports.push_back(BuildModuleReport(loaded.modules[i], analysis, analyses_of[i]));
+    reports.push_back(BuildModuleReport(loaded.modules[i], analysis, analyses[i].get()));
     analyses[i].reset();
   }
 

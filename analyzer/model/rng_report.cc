@@ -74,7 +74,7 @@ passes::RngSiteResult BuildRngReport(const dump::ModuleInput& input,
     // The what-if needs the peak's size only, not its curve or listing.
     memory.timeline_points = 1;
     memory.live_at_peak_limit = 1;
-    memory = SizedMemoryOptions(input, memory, true, &analyses);
+    memory = SizedMemoryOptions(input, memory, /*per_device_for_unpartitioned=*/true, &analyses);
   }
   passes::RngSiteOptions options;
   options.collectives = inputs.collectives;

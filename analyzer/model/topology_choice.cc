@@ -155,12 +155,12 @@ std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
 
 std::optional<std::vector<TopologyChoice>> ChooseTopologies(
     const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
-    std::string& error, std::span<passes::ModuleAnalyses* const> analyses) {
+    std::string& error, std::span<const std::unique_ptr<passes::ModuleAnalyses>> analyses) {
   std::vector<TopologyChoice> choices;
   choices.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::optional<TopologyChoice> choice =
-        ChooseTopology(inputs[i], request, error, i < analyses.size() ? analyses[i] : nullptr);
+    std::optional<TopologyChoice> choice = ChooseTopology(
+        inputs[i], request, error, i < analyses.size() ? analyses[i].get() : nullptr);
     if (!choice) return std::nullopt;
     choices.push_back(std::move(*choice));
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,7 +62,7 @@ std::optional<TopologyChoice> ChooseTopology(const dump::ModuleInput& input,
 // `analyses`: empty, or each input's shared analyses, in order.
 std::optional<std::vector<TopologyChoice>> ChooseTopologies(
     const std::vector<dump::ModuleInput>& inputs, const TopologyRequest& request,
-    std::string& error, std::span<passes::ModuleAnalyses* const> analyses = {});
+    std::string& error, std::span<const std::unique_ptr<passes::ModuleAnalyses>> analyses = {});
 
 // One line for text and HTML: "NAME, NODES (given by --topology)" or "(chosen by ...)".
 std::string DescribeTopologyChoice(const TopologyChoice& choice);

@@ -352,12 +352,12 @@ void Cost(CollectiveOp& op, const Topology* topology) {
 
 }  // namespace
 
-std::unordered_map<const HloComputation*, int64_t> ComputationExecutionCounts(
-    const ir::HloModule& module, std::unordered_map<const HloComputation*, bool>* all_known) {
+ComputationExecutions ComputationExecutionCounts(const ir::HloModule& module) {
   // Callers first over the module's call graph: a computation's count is final before any
   // computation it calls is reached, so each is summed once from its call sites.
-  std::unordered_map<const HloComputation*, int64_t> counts;
-  std::unordered_map<const HloComputation*, bool> known;
+  ComputationExecutions executions;
+  std::unordered_map<const HloComputation*, int64_t>& counts = executions.runs;
+  std::unordered_map<const HloComputation*, bool>& known = executions.known;
   counts.reserve(module.computations.size());
   known.reserve(module.computations.size());
   // A loop's trip count, once for its body and condition (it may parse a backend config).
@@ -393,8 +393,7 @@ std::unordered_map<const HloComputation*, int64_t> ComputationExecutionCounts(
     counts[computation] = total;
     known[computation] = all;
   }
-  if (all_known != nullptr) *all_known = std::move(known);
-  return counts;
+  return executions;
 }
 
 namespace {

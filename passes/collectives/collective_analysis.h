@@ -110,11 +110,13 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses,
 
 // WhileTripCount: passes/loop_trip_count.h.
 
-// How many times each computation runs per execution of the entry computation; in
-// `all_known`, whether every loop on the way has a known trip count (1 assumed where not).
+// How many times each computation runs per execution of the entry computation.
+struct ComputationExecutions {
+  std::unordered_map<const ir::HloComputation*, int64_t> runs;
+  // Whether every loop on the way has a known trip count (1 assumed where not).
+  std::unordered_map<const ir::HloComputation*, bool> known;
+};
 // ModuleAnalyses::Executions keeps them for a module.
-std::unordered_map<const ir::HloComputation*, int64_t> ComputationExecutionCounts(
-    const ir::HloModule& module,
-    std::unordered_map<const ir::HloComputation*, bool>* all_known = nullptr);
+ComputationExecutions ComputationExecutionCounts(const ir::HloModule& module);
 
 }  // namespace spmdsim::passes
