@@ -67,7 +67,9 @@ setup_env() {
   fi
   rm -rf "$venv"
   "$py" -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$req"
+  # --no-cache-dir: the wheels (libtpu and the CUDA plugin are hundreds of MB) would otherwise be
+  # kept a second time in pip's cache; a CI machine may not have the disk for both.
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q -r "$req"
   # Fail loudly if the environment does not match the pins exactly.
   "$venv/bin/python" - "$req" <<'PY'
 import importlib.metadata as md, sys

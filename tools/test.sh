@@ -5,12 +5,20 @@
 # regenerates testdata with the pinned JAX.
 #   tools/test.sh            # everything (CI)
 #   QUICK=1 tools/test.sh    # unit and golden tests only
+#   FREE_DISK=1 tools/test.sh  # (.ci/run) delete each build tree once its stage is done, so that
+#                              # the oracle's JAX environments (several GB) fit on a small disk
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 step() { printf '\n== %s ==\n' "$*"; }
+# Free space where the builds and environments go, printed at each stage so that a run that
+# runs out of disk says so (and how much each stage left).
+disk() { df -Ph . | awk 'NR == 2 { print "disk: " $4 " free of " $2 " on " $6 }'; }
+# With FREE_DISK set, a build tree no later stage needs goes as soon as its stage is done.
+done_with() { if [[ -n "${FREE_DISK:-}" ]]; then rm -rf "$@"; disk; fi; }
 
 step "dependencies"
+disk
 tools/setup.sh --report
 
 step "build (Release, -Werror)"
@@ -37,13 +45,16 @@ step "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 BUILD_DIR=build-asan BUILD_TYPE=RelWithDebInfo tools/build.sh -DSPMDSIM_WERROR=ON \
   -DSPMDSIM_SANITIZE=ON -DSPMDSIM_CUDA=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
 ctest --test-dir build-asan --output-on-failure -j2
+done_with build-asan
 
 if [[ -x tools/fuzz.sh ]]; then
   step "fuzzers: parser, analyses, views, companion files, command inputs; 30 s each"
   tools/fuzz.sh --all 30
+  done_with build-fuzz
 fi
 
 step "oracle: regenerate testdata with the pinned JAX and compare"
+disk
 tools/check_oracle.sh
 
 echo
