@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Scale test (issue #16): a module of 200k instructions over 1,024 devices with a call chain 60
-deep, analysed by every command in under 10 s and 2 GB each.
+deep, and a module of wide tuples (100k outputs, a loop state of 20k elements), analysed by every
+command in under 10 s and 2 GB each.
 
     python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
 
@@ -21,6 +22,8 @@ DEVICES = 1024
 DEPTH = 60
 TIME_LIMIT_S = 10.0
 RSS_LIMIT_BYTES = 2 << 30
+WIDE_OUTPUTS = 100_000
+WIDE_STATE = 20_000
 
 
 def build_module():
@@ -86,6 +89,35 @@ def build_module():
     return "\n".join(out), count
 
 
+def build_wide_module():
+    """Tuples as wide as real programs make them: a step that returns 100k arrays in one tuple
+    (each its own output buffer, all used by the root), beside a loop whose state is a tuple of
+    20k arrays, each read by its own get-tuple-element. Work that is linear per element and
+    per user of such a tuple is quadratic in all."""
+    array = "f32[16]{0}"
+    state = "(" + ", ".join([array] * WIDE_STATE) + ")"
+    body = [f"%body (s: {state}) -> {state} {{", f"  %s = {state} parameter(0)"]
+    body += [f"  %g{i} = {array} get-tuple-element(%s), index={i}" for i in range(WIDE_STATE)]
+    body += [f"  %a{i} = {array} negate(%g{i})" for i in range(WIDE_STATE)]
+    body.append(f"  ROOT %t = {state} tuple(" + ", ".join(f"%a{i}" for i in range(WIDE_STATE)) + ")")
+    cond = [f"%cond (s: {state}) -> pred[] {{", f"  %s = {state} parameter(0)",
+            "  ROOT %c = pred[] constant(false)"]
+    entry = ["ENTRY %main {"]
+    entry += [f"  %p{i} = {array} parameter({i})" for i in range(WIDE_OUTPUTS)]
+    entry += [f"  %n{i} = {array} negate(%p{i})" for i in range(WIDE_OUTPUTS)]
+    entry.append(f"  %init = {state} tuple(" + ", ".join(f"%n{i}" for i in range(WIDE_STATE)) + ")")
+    entry.append(f"  %w = {state} while(%init), condition=%cond, body=%body")
+    entry += [f"  %w{i} = {array} get-tuple-element(%w), index={i}" for i in range(WIDE_STATE)]
+    outputs = [f"%n{i}" for i in range(WIDE_STATE, WIDE_OUTPUTS)] + \
+              [f"%w{i}" for i in range(WIDE_STATE)]
+    entry.append("  ROOT %out = (" + ", ".join([array] * len(outputs)) + ") tuple(" +
+                 ", ".join(outputs) + ")")
+    computations = [body, cond, entry]
+    text = "HloModule wide, is_scheduled=true\n\n" + "\n".join(
+        "\n".join(c) + "\n}\n" for c in computations)
+    return text, sum(len(c) - 1 for c in computations)
+
+
 def run(command, limit_s):
     """Exit code, wall seconds, peak RSS in bytes (this child's own, from wait4) and stderr."""
     start = time.monotonic()
@@ -108,19 +140,9 @@ def run(command, limit_s):
     return proc.returncode, wall, usage.ru_maxrss * 1024, err
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spmdsim", default="build/analyzer/spmdsim")
-    parser.add_argument("--keep", help="write the module here and keep it")
-    args = parser.parse_args()
-    text, count = build_module()
-    directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, "module_0000.scale.cpu_after_optimizations.txt")
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"scale module: {count} instructions, {DEVICES} devices, call chain {DEPTH} deep, "
-          f"{len(text) / 1e6:.1f} MB ({path})")
+def run_commands(spmdsim, directory, path):
+    """Runs every command on the module at `path`; True when any failed."""
+    failed = False
     baseline = os.path.join(directory, "baseline.json")
     commands = [
         ["stats", path],
@@ -135,9 +157,8 @@ def main():
         ["diff", path, path],
         ["report", "-o", os.path.join(directory, "report.html"), path],
     ]
-    failed = False
     for command in commands:
-        code, wall, rss, err = run([args.spmdsim] + command, TIME_LIMIT_S)
+        code, wall, rss, err = run([spmdsim] + command, TIME_LIMIT_S)
         rss_note = f"{rss / 2**20:.0f} MiB peak RSS"
         ok = code in (0, 1) and wall <= TIME_LIMIT_S and rss <= RSS_LIMIT_BYTES
         failed = failed or not ok
@@ -146,6 +167,26 @@ def main():
         print(f"  {'ok  ' if ok else 'FAIL'} {label:<48} exit {code:>2}  {wall:6.2f} s  {rss_note}")
         if not ok and err:
             print("       " + err.strip().splitlines()[0][:200])
+    return failed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spmdsim", default="build/analyzer/spmdsim")
+    parser.add_argument("--keep", help="write the module here and keep it")
+    args = parser.parse_args()
+    directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
+    os.makedirs(directory, exist_ok=True)
+    failed = False
+    for name, build in (("scale", build_module), ("wide", build_wide_module)):
+        text, count = build()
+        path = os.path.join(directory, f"module_0000.{name}.cpu_after_optimizations.txt")
+        with open(path, "w") as f:
+            f.write(text)
+        shape = (f"{DEVICES} devices, call chain {DEPTH} deep" if name == "scale" else
+                 f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}")
+        print(f"{name} module: {count} instructions, {shape}, {len(text) / 1e6:.1f} MB ({path})")
+        failed = run_commands(args.spmdsim, directory, path) or failed
     if not args.keep:
         for name in os.listdir(directory):
             os.remove(os.path.join(directory, name))

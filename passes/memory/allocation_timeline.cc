@@ -137,7 +137,8 @@ void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
     more_gaps_[leaf].push_back(Gap{end, owner});
     ++first.more;
   }
-  Refresh(leaf);
+  // The leaf's latest end can only rise (a leaf of thousands of gaps is not scanned again).
+  SetLatest(leaf, std::max(max_end_[level_begin_[0] + leaf], end));
 }
 
 void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
@@ -153,6 +154,8 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
   const auto leaf = static_cast<size_t>(at);
   LeafGap& first = leaf_gap_[leaf];
   std::vector<Gap>& more = more_gaps_[leaf];
+  // Removing a gap that ends before the leaf's latest leaves that latest end in place.
+  const bool keeps_latest = end < max_end_[level_begin_[0] + leaf];
   if (first.owner == owner && first.end == end) {
     if (first.more == 0) {
       first = LeafGap{};
@@ -162,7 +165,7 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
       more.pop_back();
       --first.more;
     }
-    Refresh(leaf);
+    if (!keeps_latest) Refresh(leaf);
     return;
   }
   const auto found = std::find_if(more.begin(), more.end(), [&](const Gap& gap) {
@@ -172,7 +175,7 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
   *found = more.back();
   more.pop_back();
   --first.more;
-  Refresh(leaf);
+  if (!keeps_latest) Refresh(leaf);
 }
 
 void AllocationGapIndex::Refresh(size_t leaf) {
@@ -181,6 +184,10 @@ void AllocationGapIndex::Refresh(size_t leaf) {
   if (first.more > 0) {
     for (const Gap& gap : more_gaps_[leaf]) latest = std::max(latest, gap.end);
   }
+  SetLatest(leaf, latest);
+}
+
+void AllocationGapIndex::SetLatest(size_t leaf, int64_t latest) {
   size_t index = leaf;
   if (max_end_[level_begin_[0] + index] == latest) return;
   max_end_[level_begin_[0] + index] = latest;

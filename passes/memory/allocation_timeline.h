@@ -66,7 +66,10 @@ class AllocationGapIndex {
     int64_t end;
     int32_t owner;
   };
+  // Rescans a leaf's gaps for its latest end.
   void Refresh(size_t leaf);
+  // Sets a leaf's latest end and its ancestors'.
+  void SetLatest(size_t leaf, int64_t latest);
   // The number of leaves holding the gaps that start at or before `start`.
   size_t LeavesStartingBy(int64_t start) const;
   // The leaf of the gaps starting at `start`; -1 when it is not one of starts_.

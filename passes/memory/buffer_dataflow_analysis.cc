@@ -37,6 +37,10 @@ CallContext DataflowAnalysis::Context(const HloComputation* computation) const {
 }
 
 int32_t DataflowAnalysis::ChildSlot(int32_t slot, int64_t k) const {
+  // A tuple of arrays (every element one slot, the common wide tuple) in one step; otherwise
+  // past the subtrees of the elements before k.
+  const auto elements = static_cast<int64_t>(slot_shape_[slot]->tuple_shapes().size());
+  if (slot_span_[slot] == elements + 1) return slot + 1 + static_cast<int32_t>(k);
   int32_t child = slot + 1;
   for (int64_t i = 0; i < k; ++i) child += slot_span_[child];
   return child;

@@ -3,6 +3,8 @@
 #include "passes/memory/buffer_dataflow_analysis.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "passes/memory/memory_test_modules.h"
 
@@ -141,6 +143,58 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   CHECK(ValueAt(df, *module, "s") == "s{}");
   CHECK(ValueAt(df, *module, "w.x") == "a{}");
   CHECK(ValueAt(df, *module, "d") == "w.n{}");
+}
+
+// Wide tuples, as a training step's outputs and a loop's state are: the uses are the same as a
+// scan of every operand and user would find (the walk indexes wide instructions instead).
+TEST_CASE("a wide tuple's uses are every operand number; a wide tuple's element readers only") {
+  constexpr int kWide = 40;
+  std::string text = "HloModule wide\n\nENTRY %main {\n  %a = f32[4]{0} parameter(0)\n";
+  std::string state = "(";
+  for (int i = 0; i < kWide; ++i) state += std::string(i > 0 ? ", " : "") + "f32[4]{0}";
+  state += ")";
+  text += "  %p = " + state + " parameter(1)\n";
+  std::string negs;
+  for (int i = 0; i < kWide; ++i) {
+    const std::string k = std::to_string(i);
+    text += "  %g" + k + " = f32[4]{0} get-tuple-element(%p), index=" + k + "\n";
+    text += "  %n" + k + " = f32[4]{0} negate(%g" + k + ")\n";
+  }
+  // The outputs: %a at every third index, the negations elsewhere, then a nested tuple (the
+  // root's elements are not all arrays) and the state tuple itself.
+  std::string shape = "(";
+  std::string operands;
+  for (int i = 0; i < kWide; ++i) {
+    shape += "f32[4]{0}, ";
+    operands += (i % 3 == 0 ? std::string("%a") : "%n" + std::to_string(i)) + ", ";
+  }
+  text += "  %inner = (f32[4]{0}, f32[4]{0}) tuple(%a, %n1)\n";
+  text += "  ROOT %out = " + shape + "(f32[4]{0}, f32[4]{0}), " + state + ") tuple(" + operands +
+          "%inner, %p)\n}\n";
+  const auto module = Parse(text);
+  const DataflowAnalysis df = DataflowAnalysis::Run(*module);
+  const auto uses_of = [&](const HloValue& value) {
+    std::vector<std::string> uses;
+    for (const HloUse& use : value.uses) {
+      uses.push_back(std::string(use.user->name) + "#" + std::to_string(use.operand_number));
+    }
+    return uses;
+  };
+  // %a: the root reads it at every third index (one use per operand number, in order) and
+  // through %inner, which forwards it.
+  std::vector<std::string> a_uses;
+  for (int i = 0; i < kWide; i += 3) a_uses.push_back("out#" + std::to_string(i));
+  a_uses.push_back("out#" + std::to_string(kWide));
+  const HloValue& a = df.value(df.UniqueValueAt(df.FirstSlot(Find(*module, "a"))));
+  CHECK(uses_of(a) == a_uses);
+  // An element of the state, position by position: the root returns %p (a use), and its
+  // get-tuple-element forwards it to the negate that reads it; the other 39
+  // get-tuple-elements of %p read other elements.
+  const HloValue& p7 = df.value(df.UniqueValueAt(df.SlotAt(Find(*module, "p"), {7})));
+  CHECK(uses_of(p7) == std::vector<std::string>{"out#" + std::to_string(kWide + 1), "n7#0"});
+  CHECK(ValueAt(df, *module, "out", {kWide, 1}) == "n1{}");
+  CHECK(ValueAt(df, *module, "out", {kWide + 1, kWide - 1}) ==
+        "p{" + std::to_string(kWide - 1) + "}");
 }
 
 }  // namespace

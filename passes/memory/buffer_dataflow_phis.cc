@@ -1,8 +1,11 @@
 // The dataflow after propagation: phi simplification (XLA's PhiGraph), compaction of the
 // values, and each value's positions and uses.
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <queue>
+#include <span>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -160,6 +163,62 @@ void DataflowBuilder::Compact() {
   }
 }
 
+namespace {
+
+// What the uses walk asks of wide instructions, answered without rescanning them per value:
+// a tuple of thousands of outputs is the user of each of its operands, and a loop's state tuple
+// has thousands of users, each reading one element.
+class UseLookup {
+ public:
+  // Calls fn(i) for each i where user.operands[i] is `operand`, in operand order. A narrow
+  // user's operands are scanned, a wide one's indexed once.
+  template <typename Fn>
+  void ForEachOperandNumber(const HloInstruction& user, const HloInstruction* operand, Fn&& fn) {
+    const auto& operands = user.operands;
+    if (operands.size() <= kScanned) {
+      for (size_t i = 0; i < operands.size(); ++i) {
+        if (operands[i] == operand) fn(static_cast<int32_t>(i));
+      }
+      return;
+    }
+    auto [it, inserted] = operand_numbers_.try_emplace(&user);
+    auto& sorted = it->second;
+    if (inserted) {
+      sorted.reserve(operands.size());
+      for (size_t i = 0; i < operands.size(); ++i) {
+        sorted.emplace_back(operands[i], static_cast<int32_t>(i));
+      }
+      std::sort(sorted.begin(), sorted.end());
+    }
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(operand, INT32_MIN));
+    for (; at != sorted.end() && at->first == operand; ++at) fn(at->second);
+  }
+
+  // The users of `at` that may read a value at an index inside it (MayUseOperandValue for a
+  // nested index) or are their computation's root, in users order: no other user can use a
+  // value at a nested position.
+  std::span<const HloInstruction* const> NestedUsers(const HloInstruction& at) {
+    if (at.users.size() <= kScanned) return at.users;
+    auto [it, inserted] = nested_users_.try_emplace(&at);
+    if (inserted) {
+      for (const HloInstruction* user : at.users) {
+        if (MayUseOperandValue(/*top_level=*/false, *user) || user == user->parent->root) {
+          it->second.push_back(user);
+        }
+      }
+    }
+    return it->second;
+  }
+
+ private:
+  static constexpr size_t kScanned = 16;  // a bound on a scan's cost, not on the answer
+  std::unordered_map<const HloInstruction*, std::vector<std::pair<const HloInstruction*, int32_t>>>
+      operand_numbers_;
+  std::unordered_map<const HloInstruction*, std::vector<const HloInstruction*>> nested_users_;
+};
+
+}  // namespace
+
 void DataflowBuilder::ComputePositionsAndUses() {
   // Positions: the defining slot, then every other slot holding the value in program order,
   // laid out value by value in one flat array. Most slots hold only the value they define, so
@@ -193,6 +252,7 @@ void DataflowBuilder::ComputePositionsAndUses() {
   const HloInstruction* entry_root = a_.module_->entry->root;
   std::vector<uint32_t> uses_begin(a_.values_.size() + 1, 0);
   std::vector<const HloInstruction*> roots;
+  UseLookup lookup;
   for (HloValue& value : a_.values_) {
     roots.clear();
     for (int32_t slot : value.positions) {
@@ -203,14 +263,15 @@ void DataflowBuilder::ComputePositionsAndUses() {
     for (int32_t slot : value.positions) {
       const HloInstruction* at = a_.slot_instr_[slot];
       const bool top_level = a_.SlotIsTop(slot);
-      for (const HloInstruction* user : at->users) {
+      const std::span<const HloInstruction* const> users =
+          top_level ? std::span<const HloInstruction* const>(at->users) : lookup.NestedUsers(*at);
+      for (const HloInstruction* user : users) {
         const bool root_use = user == user->parent->root &&
                               std::find(roots.begin(), roots.end(), user) != roots.end();
         if (!MayUseOperandValue(top_level, *user) && !root_use) continue;
-        for (size_t i = 0; i < user->operands.size(); ++i) {
-          if (user->operands[i] != at) continue;
-          a_.uses_.push_back(HloUse{user, static_cast<int32_t>(i), slot});
-        }
+        lookup.ForEachOperandNumber(*user, at, [&](int32_t number) {
+          a_.uses_.push_back(HloUse{user, number, slot});
+        });
       }
     }
     uses_begin[value.id + 1] = static_cast<uint32_t>(a_.uses_.size());

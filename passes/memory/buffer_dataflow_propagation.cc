@@ -141,9 +141,9 @@ bool DataflowBuilder::UpdateGetTupleElement(const HloInstruction* gte) {
 
 bool DataflowBuilder::UpdateTuple(const HloInstruction* tuple) {
   bool changed = false;
-  const int32_t first = First(tuple);
-  for (size_t i = 0; i < tuple->operands.size(); ++i) {
-    const int32_t to = a_.ChildSlot(first, static_cast<int64_t>(i));
+  // Element i's slots follow element i - 1's subtree.
+  int32_t to = First(tuple) + 1;
+  for (size_t i = 0; i < tuple->operands.size(); to += a_.slot_span_[to], ++i) {
     const HloInstruction* operand = tuple->operands[i];
     if (First(operand) < 0) continue;
     changed |= CopySlots(to, First(operand), std::min(a_.slot_span_[to], Count(operand)));
