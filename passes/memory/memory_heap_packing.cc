@@ -25,35 +25,51 @@ void PeakMemoryBuilder::SimulateHeap() {
     const TimeBound& rb = lr_.Range(b);
     return std::tie(ra.start, ra.end, a) < std::tie(rb.start, rb.end, b);
   });
-  std::vector<std::vector<int32_t>> defined(static_cast<size_t>(end_time + 1));
-  std::vector<std::vector<int32_t>> freed(static_cast<size_t>(end_time + 1));
   range_end_.assign(df_.values().size(), -1);
   // Buffers recomputed late (options_.recompute_values) are not replayed value by value: each
   // becomes one or two copies, [start, last early read] and [first late read, end].
   const std::map<int32_t, BufferSplit> splits =
       active_space_ == 0 ? RecomputeSplits() : std::map<int32_t, BufferSplit>{};
-  // (value named for the copy, size, free time) allocated at each position.
-  std::vector<std::vector<std::tuple<int32_t, int64_t, int64_t>>> copies(
-      static_cast<size_t>(end_time + 1));
+  // (position, value named for the copy, size, free time) of each copy, by position.
+  std::vector<std::tuple<int64_t, int32_t, int64_t, int64_t>> copies;
   for (const auto& [buffer_id, split] : splits) {
     if (split.early_end >= split.start) {
-      copies[static_cast<size_t>(split.start)].emplace_back(split.value, split.bytes,
-                                                            split.early_end);
+      copies.emplace_back(split.start, split.value, split.bytes, split.early_end);
     }
-    copies[static_cast<size_t>(split.late_start)].emplace_back(split.value, split.bytes,
-                                                               std::min(split.end, end_time));
+    copies.emplace_back(split.late_start, split.value, split.bytes, std::min(split.end, end_time));
   }
+  std::stable_sort(copies.begin(), copies.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  // The values defined and freed at each position, in to_assign's order: one array each,
+  // counted into place (a vector per position costs an allocation per value).
+  std::vector<int32_t> replayed;
+  replayed.reserve(to_assign.size());
   for (int32_t id : to_assign) {
-    const TimeBound& range = lr_.Range(id);
     if (splits.count(alias_.BufferIdOf(id)) != 0) {
       range_end_[id] = -2;  // never allocated: nothing shares its space
       continue;
     }
-    defined[static_cast<size_t>(range.start)].push_back(id);
-    freed[static_cast<size_t>(std::min(range.end, end_time))].push_back(id);
-    range_end_[id] = range.end;
+    replayed.push_back(id);
+    range_end_[id] = lr_.Range(id).end;
   }
-  std::vector<std::vector<int32_t>> copies_freed(static_cast<size_t>(end_time + 1));
+  const auto by_position = [&](auto position_of) {
+    std::pair<std::vector<uint32_t>, std::vector<int32_t>> out;
+    auto& [begin, ids] = out;
+    begin.assign(static_cast<size_t>(end_time + 2), 0);
+    for (int32_t id : replayed) ++begin[static_cast<size_t>(position_of(id)) + 1];
+    for (size_t t = 0; t + 1 < begin.size(); ++t) begin[t + 1] += begin[t];
+    ids.resize(replayed.size());
+    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+    for (int32_t id : replayed) ids[next[static_cast<size_t>(position_of(id))]++] = id;
+    return out;
+  };
+  const auto [defined_begin, defined] =
+      by_position([&](int32_t id) { return lr_.Range(id).start; });
+  const auto [freed_begin, freed] =
+      by_position([&](int32_t id) { return std::min(lr_.Range(id).end, end_time); });
+  // The copies' intervals by the position they are freed at, in the order they were made.
+  std::multimap<int64_t, int32_t> copies_freed;
+  size_t next_copy = 0;
   const auto first_copy_id = static_cast<int32_t>(df_.values().size());
   interval_of_value_.assign(df_.values().size(), -1);
   std::vector<int32_t> first_allocated(alias_.buffers().size(), -1);
@@ -64,10 +80,13 @@ void PeakMemoryBuilder::SimulateHeap() {
     while (static_cast<int64_t>(tick_time_.size()) < recorder_.ticks()) tick_time_.push_back(t);
   };
   freed_now_.assign(df_.values().size(), false);
+  std::vector<int32_t> frees;  // freed at t; TryShareOperand takes out the one it reuses
   for (int64_t t = 0; t <= end_time; ++t) {
-    auto& frees = freed[static_cast<size_t>(t)];
+    const auto at = static_cast<size_t>(t);
+    frees.assign(freed.begin() + freed_begin[at], freed.begin() + freed_begin[at + 1]);
     for (int32_t id : frees) freed_now_[static_cast<size_t>(id)] = true;
-    for (int32_t id : defined[static_cast<size_t>(t)]) {
+    for (uint32_t k = defined_begin[at]; k < defined_begin[at + 1]; ++k) {
+      const int32_t id = defined[k];
       const HloValue& value = df_.value(id);
       const HloBuffer& buffer = alias_.BufferOf(id);
       const int64_t size = BufferBytes(buffer);
@@ -85,18 +104,22 @@ void PeakMemoryBuilder::SimulateHeap() {
       }
       record_tick(t);
     }
-    for (const auto& [id, size, end] : copies[static_cast<size_t>(t)]) {
+    for (; next_copy < copies.size() && std::get<0>(copies[next_copy]) == t; ++next_copy) {
+      const auto& [unused, id, size, end] = copies[next_copy];
       // A copy's interval id is past every value's: `first_copy_id + value`.
       const int32_t interval = recorder_.Alloc(first_copy_id + id, size);
-      if (interval >= 0) copies_freed[static_cast<size_t>(end)].push_back(interval);
+      if (interval >= 0) copies_freed.emplace(end, interval);
       record_tick(t);
     }
-    step_live_[static_cast<size_t>(t)] = recorder_.live_bytes();
+    step_live_[at] = recorder_.live_bytes();
     for (int32_t id : frees) {
       recorder_.Free(interval_of_value_[id]);
       freed_now_[static_cast<size_t>(id)] = false;
     }
-    for (int32_t interval : copies_freed[static_cast<size_t>(t)]) recorder_.Free(interval);
+    if (!copies_freed.empty()) {
+      const auto [first, last] = copies_freed.equal_range(t);
+      for (auto it = first; it != last; ++it) recorder_.Free(it->second);
+    }
     record_tick(t);
   }
   result_.max_live_temp_bytes = recorder_.peak_live_bytes();
