@@ -154,7 +154,6 @@ TEST_CASE("a wide tuple's uses are every operand number; a wide tuple's element 
   for (int i = 0; i < kWide; ++i) state += std::string(i > 0 ? ", " : "") + "f32[4]{0}";
   state += ")";
   text += "  %p = " + state + " parameter(1)\n";
-  std::string negs;
   for (int i = 0; i < kWide; ++i) {
     const std::string k = std::to_string(i);
     text += "  %g" + k + " = f32[4]{0} get-tuple-element(%p), index=" + k + "\n";

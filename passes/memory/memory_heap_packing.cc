@@ -104,7 +104,7 @@ void PeakMemoryBuilder::SimulateHeap() {
       }
       record_tick(t);
     }
-    for (; next_copy < copies.size() && std::get<0>(copies[next_copy]) == t; ++next_copy) {
+    for (; next_copy < copies.size() && std::get<0>(copies[next_copy]) <= t; ++next_copy) {
       const auto& [unused, id, size, end] = copies[next_copy];
       // A copy's interval id is past every value's: `first_copy_id + value`.
       const int32_t interval = recorder_.Alloc(first_copy_id + id, size);
