@@ -75,25 +75,21 @@ void PeakMemoryBuilder::AddValues(Allocation& allocation, std::span<const int32_
   }
 }
 
-PeakMemoryBuilder::PostOrderPositions::PostOrderPositions(const ir::HloModule& module) {
-  int32_t ids = 0;
-  for (const ir::HloComputation* computation : module.computations) {
-    for (const HloInstruction* instr : computation->instructions)
-      ids = std::max(ids, instr->id + 1);
-  }
-  at.assign(static_cast<size_t>(ids), -1);
-  state.assign(static_cast<size_t>(ids), 0);
-}
+PeakMemoryBuilder::PostOrderPositions::PostOrderPositions(size_t id_bound)
+    : at(id_bound, -1), state(id_bound, 0), owner(id_bound, -1) {}
 
-void PeakMemoryBuilder::AppendPostOrder(const ir::HloComputation* computation,
+void PeakMemoryBuilder::AppendPostOrder(const ir::HloComputation* computation, int32_t number,
                                         PostOrderPositions& positions, int64_t& next) {
-  // Operands and control predecessors are in the same computation: its marks start afresh.
+  // The marks start at 0 (a computation is walked once per PostOrderPositions), and no other
+  // computation's walk touches this one's: operands and control predecessors are in the same
+  // computation.
   const auto mark = [&](const HloInstruction* instr) -> uint8_t& {
     return positions.state[static_cast<size_t>(instr->id)];
   };
-  for (const HloInstruction* instr : computation->instructions) mark(instr) = 0;
+  const int64_t first = next;
   std::vector<const HloInstruction*> stack;
   for (const HloInstruction* start : computation->instructions) {
+    positions.owner[static_cast<size_t>(start->id)] = number;
     if (!start->users.empty() || mark(start) != 0) continue;
     stack.push_back(start);
     while (!stack.empty()) {
@@ -118,6 +114,8 @@ void PeakMemoryBuilder::AppendPostOrder(const ir::HloComputation* computation,
       }
     }
   }
+  // What no walk reached (only on a cycle, which XLA's verifier refuses) follows in text order.
+  if (next - first == static_cast<int64_t>(computation->instructions.size())) return;
   for (const HloInstruction* instr : computation->instructions) {
     if (positions.At(instr) < 0) positions.at[static_cast<size_t>(instr->id)] = next++;
   }
@@ -153,26 +151,44 @@ std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
 
 const std::vector<int64_t>& PeakMemoryBuilder::LocalPostOrder() {
   if (!local_post_order_.empty()) return local_post_order_;
-  PostOrderPositions at(module_);
+  PostOrderPositions at(df_.InstructionIdBound());
   for (const ir::HloComputation* computation : module_.computations) {
     if (df_.Context(computation) != CallContext::kControlFlow) continue;
+    const auto number = static_cast<int32_t>(walked_number_.size());
+    walked_number_.emplace(computation, number);
     int64_t next = 0;
-    AppendPostOrder(computation, at, next);
+    AppendPostOrder(computation, number, at, next);
   }
   local_post_order_ = std::move(at.at);
+  walked_computation_ = std::move(at.owner);
   return local_post_order_;
 }
 
 std::vector<int64_t> PeakMemoryBuilder::PostOrderPositionsIn(
     const std::vector<const ir::HloComputation*>& order, int64_t& next) {
   const std::vector<int64_t>& local = LocalPostOrder();
+  // Each computation's first position, then every instruction's from its computation's, in
+  // one pass over the arrays by id (not a visit to each instruction).
+  std::vector<int64_t> first(walked_number_.size(), -1);
   std::vector<int64_t> at(local.size(), -1);
   next = 0;
   for (const ir::HloComputation* computation : order) {
-    for (const HloInstruction* instr : computation->instructions) {
-      at[static_cast<size_t>(instr->id)] = next + local[static_cast<size_t>(instr->id)];
+    const auto walked = walked_number_.find(computation);
+    if (walked != walked_number_.end()) {
+      first[static_cast<size_t>(walked->second)] = next;
+    } else {
+      // Not a control-flow computation (neither order lists one): its instructions are unwalked.
+      for (const HloInstruction* instr : computation->instructions) {
+        at[static_cast<size_t>(instr->id)] = next + local[static_cast<size_t>(instr->id)];
+      }
     }
     next += static_cast<int64_t>(computation->instructions.size());
+  }
+  for (size_t id = 0; id < at.size(); ++id) {
+    const int32_t owner = walked_computation_[id];
+    if (owner >= 0 && first[static_cast<size_t>(owner)] >= 0) {
+      at[id] = first[static_cast<size_t>(owner)] + local[id];
+    }
   }
   return at;
 }
@@ -185,23 +201,25 @@ const std::vector<int64_t>& PeakMemoryBuilder::XlaValueOrder() {
   }
   int64_t next = 0;
   const std::vector<int64_t> at = PostOrderPositionsIn(control_flow, next);
-  const auto values = static_cast<int64_t>(df_.values().size());
+  const auto values = static_cast<size_t>(df_.values().size());
+  // One visit to each value's instruction: its position goes in the first half of `rank`, its
+  // index among the instruction's slots in the second, until the largest such index is known.
+  std::vector<int64_t> rank(2 * values);
   int64_t slots = 1;
   for (const HloValue& value : df_.values()) {
-    slots = std::max<int64_t>(slots, value.slot - df_.FirstSlot(value.instruction) + 1);
-  }
-  std::vector<int64_t> rank(static_cast<size_t>(2 * values));
-  for (const HloValue& value : df_.values()) {
+    const auto id = static_cast<size_t>(value.id);
     const int64_t placed = at[static_cast<size_t>(value.instruction->id)];
-    const int64_t position = placed < 0 ? next : placed;
-    const int64_t within = value.slot - df_.FirstSlot(value.instruction);
-    rank[static_cast<size_t>(value.id)] =
-        value.is_phi ? ir::SaturatingAdd(ir::SaturatingMul(next + 1, slots), value.id)
-                     : ir::SaturatingAdd(ir::SaturatingMul(position, slots), within);
+    rank[id] = placed < 0 ? next : placed;
+    rank[values + id] = value.slot - df_.FirstSlot(value.instruction);
+    slots = std::max<int64_t>(slots, rank[values + id] + 1);
   }
-  for (int64_t id = 0; id < values; ++id) {
-    rank[static_cast<size_t>(values + id)] = rank[static_cast<size_t>(id)];
+  for (const HloValue& value : df_.values()) {
+    const auto id = static_cast<size_t>(value.id);
+    rank[id] = value.is_phi
+                   ? ir::SaturatingAdd(ir::SaturatingMul(next + 1, slots), value.id)
+                   : ir::SaturatingAdd(ir::SaturatingMul(rank[id], slots), rank[values + id]);
   }
+  std::copy_n(rank.begin(), values, rank.begin() + static_cast<ptrdiff_t>(values));
   xla_value_order_ = std::make_shared<const std::vector<int64_t>>(std::move(rank));
   return *xla_value_order_;
 }

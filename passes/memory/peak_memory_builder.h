@@ -121,13 +121,16 @@ class PeakMemoryBuilder {
   // users, control predecessors first, then operands in order.
   // Positions by instruction id (-1: not placed yet), with the walk's scratch marks.
   struct PostOrderPositions {
-    explicit PostOrderPositions(const ir::HloModule& module);
+    explicit PostOrderPositions(size_t id_bound);
     int64_t At(const HloInstruction* instr) const { return at[static_cast<size_t>(instr->id)]; }
     std::vector<int64_t> at;
     std::vector<uint8_t> state;  // 1 visiting, 2 done
+    std::vector<int32_t> owner;  // the number of the computation walked (-1: none)
   };
-  static void AppendPostOrder(const ir::HloComputation* computation, PostOrderPositions& positions,
-                              int64_t& next);
+  // Numbers `computation`'s instructions from `next` on and records them as computation
+  // `number`'s; once per computation per `positions`.
+  static void AppendPostOrder(const ir::HloComputation* computation, int32_t number,
+                              PostOrderPositions& positions, int64_t& next);
 
   // By instruction id: its number in its computation's MakeInstructionPostOrder, from 0 in
   // each control-flow computation (-1 in the others). The two orders below lay whole
@@ -266,6 +269,10 @@ class PeakMemoryBuilder {
   std::shared_ptr<const std::vector<int64_t>> xla_value_order_;
   std::shared_ptr<const std::vector<int64_t>> buffer_bytes_;  // by buffer id
   std::vector<int64_t> local_post_order_;                     // LocalPostOrder(), worked out once
+  // By instruction id, the number of its computation among those LocalPostOrder walked (-1
+  // for the others), and each walked computation's number.
+  std::vector<int32_t> walked_computation_;
+  std::unordered_map<const ir::HloComputation*, int32_t> walked_number_;
   // The allocations AssignToExistingAllocations made, in XLA's order.
   struct CreatedAllocation {
     bool temp = false;  // a preallocated temp (a tuple table); the others are not combined
