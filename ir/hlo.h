@@ -242,7 +242,13 @@ class HloModule {
   std::vector<Diagnostic> warnings;
   int64_t warning_count = 0;
 
+  // The parser numbers instructions 0, 1, ... (HloInstruction::id) and records one past the
+  // last here; -1 until then.
+  int64_t instruction_id_bound = -1;
+
   int64_t InstructionCount() const;
+  // One past the largest instruction id: the size of an array by instruction id.
+  size_t InstructionIdBound() const;
   HloComputation* FindComputation(std::string_view computation_name) const;
 
   // File offset of a view into this module's source text (a name, an attribute value).

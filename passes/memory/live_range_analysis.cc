@@ -24,14 +24,8 @@ class LiveRangeBuilder {
   LiveRangeAnalysis Build() {
     const ir::HloModule& module = df_.module();
     r_.scheduled_ = module.is_scheduled;
-    int64_t max_id = -1;
-    for (const HloComputation* computation : module.computations) {
-      for (const HloInstruction* instr : computation->instructions) {
-        max_id = std::max<int64_t>(max_id, instr->id);
-      }
-    }
-    r_.time_.assign(static_cast<size_t>(max_id + 1), -1);
-    seen_.assign(static_cast<size_t>(max_id + 1), 0);
+    r_.time_.assign(df_.InstructionIdBound(), -1);
+    seen_.assign(df_.InstructionIdBound(), 0);
     r_.ranges_.assign(df_.values().size(), TimeBound{});
     r_.has_range_.assign(df_.values().size(), false);
     if (module.entry == nullptr) return std::move(r_);
@@ -52,7 +46,8 @@ class LiveRangeBuilder {
   // empty), else the dependency order of ir/dataflow_graph.h (ties by text position; the text
   // order if there is a cycle).
   void Sequence(const HloComputation* computation, std::vector<const HloInstruction*>& reordered) {
-    // Marks by instruction id of those seen so far, cleared again before returning.
+    // Marks by instruction id of those seen so far. Never cleared: each computation is
+    // sequenced once, and only marks of its own instructions are read.
     bool ordered = true;
     const auto seen = [&](const HloInstruction* instr) {
       return seen_[static_cast<size_t>(instr->id)] != 0;
@@ -65,9 +60,6 @@ class LiveRangeBuilder {
         if (pred->parent == computation && !seen(pred)) ordered = false;
       }
       seen_[static_cast<size_t>(instr->id)] = 1;
-    }
-    for (const HloInstruction* instr : computation->instructions) {
-      seen_[static_cast<size_t>(instr->id)] = 0;
     }
     if (ordered) return;
     if (const auto order = ir::DependencyOrder(*computation)) {
