@@ -4,10 +4,15 @@ benchmark modules (tools/make_big_module.py writes them to build-bench/), and re
 issue #14's target is report at most 3x stats. Run from the repository root:
 
     python3 tools/bench_commands.py [SPMDSIM] [--reps N]   # default build/analyzer/spmdsim, 2
+    python3 tools/bench_commands.py NEW --baseline OLD --reps 9
+
+With --baseline the two binaries alternate run by run (OLD, NEW, then NEW, OLD, ...), so that the
+machine's drift between runs falls on both alike, and each cell gives min / median of the reps.
 """
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 
@@ -22,22 +27,51 @@ def cpu_seconds(args):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("spmdsim", nargs="?", default="build/analyzer/spmdsim")
-    parser.add_argument("--reps", type=int, default=2)
-    args = parser.parse_args()
+def single(args):
     print("| module | " + " | ".join(c for c, _ in COMMANDS) + " | report / stats |")
     print("|---|" + "---:|" * (len(COMMANDS) + 1))
     for module in MODULES:
-        if not os.path.exists(module):
-            sys.exit(f"bench_commands.py: {module} is missing (python3 tools/make_big_module.py)")
         row = {}
         for name, extra in COMMANDS:
             row[name] = min(cpu_seconds([args.spmdsim, *name.split(), module, *extra])
                             for _ in range(args.reps))
         cells = " | ".join(f"{row[c]:.2f} s" for c, _ in COMMANDS)
         print(f"| {os.path.basename(module)} | {cells} | {row['report'] / row['stats']:.1f}x |")
+
+
+def alternating(args):
+    binaries = [("baseline", args.baseline), ("new", args.spmdsim)]
+    print("| module | build | " + " | ".join(f"{c} min / median" for c, _ in COMMANDS) +
+          " | report / stats (min) |")
+    print("|---|---|" + "---:|" * (len(COMMANDS) + 1))
+    for module in MODULES:
+        times = {(b, c): [] for b, _ in binaries for c, _ in COMMANDS}
+        for name, extra in COMMANDS:
+            for rep in range(args.reps):
+                for label, binary in (binaries if rep % 2 == 0 else binaries[::-1]):
+                    times[(label, name)].append(
+                        cpu_seconds([binary, *name.split(), module, *extra]))
+        for label, binary in binaries:
+            cells = " | ".join(
+                f"{min(times[(label, c)]):.3f} / {statistics.median(times[(label, c)]):.3f} s"
+                for c, _ in COMMANDS)
+            ratio = min(times[(label, "report")]) / min(times[(label, "stats")])
+            print(f"| {os.path.basename(module)} | {label} ({binary}) | {cells} | {ratio:.1f}x |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("spmdsim", nargs="?", default="build/analyzer/spmdsim")
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--baseline", help="another spmdsim binary to alternate with")
+    args = parser.parse_args()
+    for module in MODULES:
+        if not os.path.exists(module):
+            sys.exit(f"bench_commands.py: {module} is missing (python3 tools/make_big_module.py)")
+    if args.baseline:
+        alternating(args)
+    else:
+        single(args)
 
 
 if __name__ == "__main__":
