@@ -1,7 +1,5 @@
 #include "ir/hlo.h"
 
-#include <algorithm>
-
 namespace spmdsim::ir {
 
 // The budget the layout note in hlo.h describes; growing it costs every instruction of a module.
@@ -64,17 +62,6 @@ int64_t HloModule::InstructionCount() const {
     count += static_cast<int64_t>(computation->instructions.size());
   }
   return count;
-}
-
-size_t HloModule::InstructionIdBound() const {
-  if (instruction_id_bound >= 0) return static_cast<size_t>(instruction_id_bound);
-  size_t bound = 0;  // a module not made by the parser
-  for (const HloComputation* computation : computations) {
-    for (const HloInstruction* instr : computation->instructions) {
-      bound = std::max(bound, static_cast<size_t>(instr->id) + 1);
-    }
-  }
-  return bound;
 }
 
 HloComputation* HloModule::FindComputation(std::string_view computation_name) const {

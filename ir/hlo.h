@@ -242,13 +242,11 @@ class HloModule {
   std::vector<Diagnostic> warnings;
   int64_t warning_count = 0;
 
-  // The parser numbers instructions 0, 1, ... (HloInstruction::id) and records one past the
-  // last here; -1 until then.
-  int64_t instruction_id_bound = -1;
+  // One past the largest instruction id (the parser, which makes every module, numbers the
+  // instructions 0, 1, ...): the size of an array by instruction id.
+  size_t instruction_id_bound = 0;
 
   int64_t InstructionCount() const;
-  // One past the largest instruction id: the size of an array by instruction id.
-  size_t InstructionIdBound() const;
   HloComputation* FindComputation(std::string_view computation_name) const;
 
   // File offset of a view into this module's source text (a name, an attribute value).

@@ -53,7 +53,7 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
   ResolveCalls();
   if (module->entry == nullptr) module->entry = module->computations.back();  // as XLA does
   module->entry->is_entry = true;
-  module->instruction_id_bound = next_id_;
+  module->instruction_id_bound = static_cast<size_t>(next_id_);
   module->call_graph = CallGraph::Build(*module);
   return module;
 }

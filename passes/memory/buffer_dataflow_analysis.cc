@@ -151,7 +151,7 @@ void DataflowBuilder::AddSlots(const HloInstruction* instr, const Shape& shape, 
 }
 
 void DataflowBuilder::AssignSlots() {
-  a_.first_slot_.assign(a_.module_->InstructionIdBound(), -1);
+  a_.first_slot_.assign(a_.module_->instruction_id_bound, -1);
   for (const HloComputation* computation : a_.control_flow_) {
     for (const HloInstruction* instr : computation->instructions) {
       a_.first_slot_[static_cast<size_t>(instr->id)] = static_cast<int32_t>(a_.slot_instr_.size());

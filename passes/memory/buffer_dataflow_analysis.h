@@ -83,9 +83,6 @@ class DataflowAnalysis {
     return control_flow_;
   }
 
-  // One past the largest instruction id of the module: arrays by instruction id take this size.
-  size_t InstructionIdBound() const { return first_slot_.size(); }
-
   // Slots. An instruction outside the analysed computations has none (FirstSlot() == -1).
   int32_t FirstSlot(const ir::HloInstruction* instruction) const {
     const auto id = static_cast<size_t>(instruction->id);

@@ -24,8 +24,8 @@ class LiveRangeBuilder {
   LiveRangeAnalysis Build() {
     const ir::HloModule& module = df_.module();
     r_.scheduled_ = module.is_scheduled;
-    r_.time_.assign(df_.InstructionIdBound(), -1);
-    seen_.assign(df_.InstructionIdBound(), 0);
+    r_.time_.assign(module.instruction_id_bound, -1);
+    seen_.assign(module.instruction_id_bound, 0);
     r_.ranges_.assign(df_.values().size(), TimeBound{});
     r_.has_range_.assign(df_.values().size(), false);
     if (module.entry == nullptr) return std::move(r_);

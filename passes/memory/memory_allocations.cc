@@ -151,7 +151,7 @@ std::vector<const ir::HloComputation*> PeakMemoryBuilder::CallersFirst() const {
 
 const std::vector<int64_t>& PeakMemoryBuilder::LocalPostOrder() {
   if (!local_post_order_.empty()) return local_post_order_;
-  PostOrderPositions at(df_.InstructionIdBound());
+  PostOrderPositions at(module_.instruction_id_bound);
   for (const ir::HloComputation* computation : module_.computations) {
     if (df_.Context(computation) != CallContext::kControlFlow) continue;
     const auto number = static_cast<int32_t>(walked_number_.size());
@@ -168,22 +168,15 @@ std::vector<int64_t> PeakMemoryBuilder::PostOrderPositionsIn(
     const std::vector<const ir::HloComputation*>& order, int64_t& next) {
   const std::vector<int64_t>& local = LocalPostOrder();
   // Each computation's first position, then every instruction's from its computation's, in
-  // one pass over the arrays by id (not a visit to each instruction).
+  // one pass over the arrays by id (not a visit to each instruction). Both orders list only
+  // control-flow computations, all of which LocalPostOrder walked (`at` throws on any other).
   std::vector<int64_t> first(walked_number_.size(), -1);
-  std::vector<int64_t> at(local.size(), -1);
   next = 0;
   for (const ir::HloComputation* computation : order) {
-    const auto walked = walked_number_.find(computation);
-    if (walked != walked_number_.end()) {
-      first[static_cast<size_t>(walked->second)] = next;
-    } else {
-      // Not a control-flow computation (neither order lists one): its instructions are unwalked.
-      for (const HloInstruction* instr : computation->instructions) {
-        at[static_cast<size_t>(instr->id)] = next + local[static_cast<size_t>(instr->id)];
-      }
-    }
+    first[static_cast<size_t>(walked_number_.at(computation))] = next;
     next += static_cast<int64_t>(computation->instructions.size());
   }
+  std::vector<int64_t> at(local.size(), -1);
   for (size_t id = 0; id < at.size(); ++id) {
     const int32_t owner = walked_computation_[id];
     if (owner >= 0 && first[static_cast<size_t>(owner)] >= 0) {
