@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Scale test (issue #16): a module of 200k instructions over 1,024 devices with a call chain 60
-deep, and a module of wide tuples (100k outputs, a loop state of 20k elements), analysed by every
+deep, a module of wide tuples (100k outputs, a loop state of 20k elements), and a module where
+100k temporaries die at one instruction, each in its own output's allocation, analysed by every
 command in under 10 s and 2 GB each.
 
     python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
@@ -24,6 +25,7 @@ TIME_LIMIT_S = 10.0
 RSS_LIMIT_BYTES = 2 << 30
 WIDE_OUTPUTS = 100_000
 WIDE_STATE = 20_000
+CROWDED = 100_000
 
 
 def build_module():
@@ -118,6 +120,27 @@ def build_wide_module():
     return text, sum(len(c) - 1 for c in computations)
 
 
+def build_crowded_module():
+    """100k temporaries read by one concatenate (as the operands of a wide concatenate or of a
+    combined all-reduce are), then 100k outputs computed from slices of it. Buffer assignment
+    puts each temporary into an output's allocation, so 100k free stretches of the outputs'
+    allocations start at the concatenate, and each later temporary asks which of them hold it:
+    work per such stretch for each buffer is quadratic in all."""
+    array = "f32[16]{0}"
+    entry = ["ENTRY %main {"]
+    entry += [f"  %p{i} = {array} parameter({i})" for i in range(CROWDED)]
+    entry += [f"  %t{i} = {array} negate(%p{i})" for i in range(CROWDED)]
+    entry.append(f"  %c = f32[{16 * CROWDED}]{{0}} concatenate(" +
+                 ", ".join(f"%t{i}" for i in range(CROWDED)) + "), dimensions={0}")
+    for i in range(CROWDED):
+        entry.append(f"  %s{i} = {array} slice(%c), slice={{[{16 * i}:{16 * i + 16}]}}")
+        entry.append(f"  %o{i} = {array} negate(%s{i})")
+    entry.append("  ROOT %out = (" + ", ".join([array] * CROWDED) + ") tuple(" +
+                 ", ".join(f"%o{i}" for i in range(CROWDED)) + ")")
+    text = "HloModule crowded, is_scheduled=true\n\n" + "\n".join(entry) + "\n}\n"
+    return text, len(entry) - 1
+
+
 def run(command, limit_s):
     """Exit code, wall seconds, peak RSS in bytes (this child's own, from wait4) and stderr."""
     start = time.monotonic()
@@ -178,13 +201,17 @@ def main():
     directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
     os.makedirs(directory, exist_ok=True)
     failed = False
-    for name, build in (("scale", build_module), ("wide", build_wide_module)):
+    for name, build in (("scale", build_module), ("wide", build_wide_module),
+                        ("crowded", build_crowded_module)):
         text, count = build()
         path = os.path.join(directory, f"module_0000.{name}.cpu_after_optimizations.txt")
         with open(path, "w") as f:
             f.write(text)
-        shape = (f"{DEVICES} devices, call chain {DEPTH} deep" if name == "scale" else
-                 f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}")
+        shape = {
+            "scale": f"{DEVICES} devices, call chain {DEPTH} deep",
+            "wide": f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}",
+            "crowded": f"{CROWDED} temporaries ending at one concatenate",
+        }[name]
         print(f"{name} module: {count} instructions, {shape}, {len(text) / 1e6:.1f} MB ({path})")
         failed = run_commands(args.spmdsim, directory, path) or failed
     if not args.keep:

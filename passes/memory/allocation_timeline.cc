@@ -31,7 +31,8 @@ constexpr std::pair<int64_t, int64_t> kAfterAll{INT64_MAX, INT64_MAX};
 
 }  // namespace
 
-AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts) {
+AllocationGapIndex::AllocationGapIndex(std::vector<int64_t> gap_starts, int32_t listed_gaps)
+    : listed_gaps_(std::max(listed_gaps, 1)) {
   // Times of a schedule are small and dense: then the starts are sorted by marking them in a
   // table by time, and the table replaces the binary searches over starts_ (a cache miss per
   // step on a million starts).
@@ -134,8 +135,7 @@ void AllocationGapIndex::Insert(int64_t start, int64_t end, int32_t owner) {
     first.end = end;
     first.owner = owner;
   } else {
-    more_gaps_[leaf].push_back(Gap{end, owner});
-    ++first.more;
+    AddOther(leaf, Gap{end, owner});
   }
   // The leaf's latest end can only rise (a leaf of thousands of gaps is not scanned again).
   SetLatest(leaf, std::max(max_end_[level_begin_[0] + leaf], end));
@@ -153,35 +153,128 @@ void AllocationGapIndex::Erase(int64_t start, int64_t end, int32_t owner) {
   if (at < 0) return;
   const auto leaf = static_cast<size_t>(at);
   LeafGap& first = leaf_gap_[leaf];
-  std::vector<Gap>& more = more_gaps_[leaf];
   // Removing a gap that ends before the leaf's latest leaves that latest end in place.
   const bool keeps_latest = end < max_end_[level_begin_[0] + leaf];
   if (first.owner == owner && first.end == end) {
     if (first.more == 0) {
       first = LeafGap{};
     } else {
-      first.end = more.back().end;
-      first.owner = more.back().owner;
-      more.pop_back();
-      --first.more;
+      const Gap other = TakeOther(leaf);
+      first.end = other.end;
+      first.owner = other.owner;
     }
-    if (!keeps_latest) Refresh(leaf);
+  } else if (!RemoveOther(leaf, Gap{end, owner})) {
     return;
   }
-  const auto found = std::find_if(more.begin(), more.end(), [&](const Gap& gap) {
-    return gap.end == end && gap.owner == owner;
-  });
-  if (found == more.end()) return;
-  *found = more.back();
-  more.pop_back();
-  --first.more;
   if (!keeps_latest) Refresh(leaf);
+}
+
+void AllocationGapIndex::AddOther(size_t leaf, Gap gap) {
+  LeafGap& first = leaf_gap_[leaf];
+  if (!first.crowded && first.more < listed_gaps_) {
+    more_gaps_[leaf].push_back(gap);
+  } else {
+    CrowdedLeaf& crowded = crowded_[leaf];
+    if (!first.crowded) {
+      for (const Gap& listed : more_gaps_[leaf]) crowded.Add(listed);
+      std::vector<Gap>().swap(more_gaps_[leaf]);
+      first.crowded = true;
+    }
+    crowded.Add(gap);
+  }
+  ++first.more;
+}
+
+bool AllocationGapIndex::RemoveOther(size_t leaf, Gap gap) {
+  LeafGap& first = leaf_gap_[leaf];
+  if (!first.crowded) {
+    std::vector<Gap>& more = more_gaps_[leaf];
+    const auto found = std::find_if(more.begin(), more.end(), [&](const Gap& listed) {
+      return listed.end == gap.end && listed.owner == gap.owner;
+    });
+    if (found == more.end()) return false;
+    *found = more.back();
+    more.pop_back();
+    --first.more;
+    return true;
+  }
+  CrowdedLeaf& crowded = crowded_.at(leaf);
+  const auto found = crowded.by_owner.find({gap.owner, gap.end});
+  if (found == crowded.by_owner.end()) return false;
+  crowded.Remove(found);
+  --first.more;
+  if (first.more == listed_gaps_ / 2) {  // listed again
+    first.crowded = false;
+    for (const auto& [owner, end] : crowded.by_owner) more_gaps_[leaf].push_back(Gap{end, owner});
+    crowded_.erase(leaf);
+  }
+  return true;
+}
+
+AllocationGapIndex::Gap AllocationGapIndex::TakeOther(size_t leaf) {
+  const LeafGap& first = leaf_gap_[leaf];
+  Gap gap{};
+  if (!first.crowded) {
+    gap = more_gaps_[leaf].back();
+  } else {
+    const auto& [owner, end] = *crowded_.at(leaf).by_owner.begin();
+    gap = Gap{end, owner};
+  }
+  RemoveOther(leaf, gap);
+  return gap;
+}
+
+void AllocationGapIndex::CrowdedLeaf::Add(Gap gap) {
+  by_owner.emplace(gap.owner, gap.end);
+  ends.insert(gap.end);
+  const auto block = static_cast<size_t>(gap.owner / kOwnerBlock);
+  if (block >= block_latest.size()) block_latest.resize(block + 1, INT64_MIN);
+  block_latest[block] = std::max(block_latest[block], gap.end);  // a latest end only rises
+}
+
+void AllocationGapIndex::CrowdedLeaf::Remove(
+    std::multiset<std::pair<int32_t, int64_t>>::iterator gap) {
+  const auto [owner, end] = *gap;
+  by_owner.erase(gap);
+  ends.erase(ends.find(end));
+  // The block is rescanned only when the removed gap held its latest end.
+  if (end == block_latest[static_cast<size_t>(owner / kOwnerBlock)]) UpdateBlock(owner);
+}
+
+void AllocationGapIndex::CrowdedLeaf::UpdateBlock(int32_t owner) {
+  const auto block = static_cast<size_t>(owner / kOwnerBlock);
+  int64_t latest = INT64_MIN;
+  const int32_t first_owner = static_cast<int32_t>(block) * kOwnerBlock;
+  for (auto it = by_owner.lower_bound({first_owner, INT64_MIN});
+       it != by_owner.end() && it->first < first_owner + kOwnerBlock; ++it) {
+    latest = std::max(latest, it->second);
+  }
+  block_latest[block] = latest;
+}
+
+int32_t AllocationGapIndex::CrowdedLeaf::HighestBelow(int64_t end, int32_t below) const {
+  if (below <= 0 || block_latest.empty()) return -1;
+  auto block = std::min(static_cast<int64_t>((below - 1) / kOwnerBlock),
+                        static_cast<int64_t>(block_latest.size()) - 1);
+  for (; block >= 0; --block) {
+    if (block_latest[static_cast<size_t>(block)] < end) continue;
+    const auto first_owner = static_cast<int32_t>(block) * kOwnerBlock;
+    auto it = by_owner.lower_bound({std::min(below, first_owner + kOwnerBlock), INT64_MIN});
+    while (it != by_owner.begin()) {
+      --it;
+      if (it->first < first_owner) break;
+      if (it->second >= end) return it->first;
+    }
+  }
+  return -1;
 }
 
 void AllocationGapIndex::Refresh(size_t leaf) {
   const LeafGap& first = leaf_gap_[leaf];
   int64_t latest = first.end;  // INT64_MIN when the leaf holds none
-  if (first.more > 0) {
+  if (first.crowded) {
+    latest = std::max(latest, *crowded_.at(leaf).ends.rbegin());
+  } else if (first.more > 0) {
     for (const Gap& gap : more_gaps_[leaf]) latest = std::max(latest, gap.end);
   }
   SetLatest(leaf, latest);
@@ -243,6 +336,7 @@ std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound&
   // where some gap ends late enough. Owners are marked in a bitmap (they are few and dense), so
   // the answer comes out sorted and each once without a sort.
   pending_.clear();
+  crowded_hits_.clear();
   ForEachPrefixNode(LeavesStartingBy(range.start), [&](size_t level, size_t index) {
     if (max_end_[level_begin_[level] + index] >= range.end) pending_.emplace_back(level, index);
   });
@@ -260,7 +354,9 @@ std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound&
     if (level == 0) {
       const LeafGap& first = leaf_gap_[index];
       mark(first.end, first.owner);  // a leaf under a late enough end holds a first gap
-      if (first.more > 0) {
+      if (first.crowded) {
+        crowded_hits_.push_back(&crowded_.at(index));
+      } else if (first.more > 0) {
         for (const Gap& gap : more_gaps_[index]) mark(gap.end, gap.owner);
       }
       continue;
@@ -279,6 +375,14 @@ std::vector<int32_t>& AllocationGapIndex::InnerOwnersContaining(const TimeBound&
     owner_bits_[word] = 0;
   }
   return owners;
+}
+
+int32_t AllocationGapIndex::HighestCrowdedBelow(int64_t end, int32_t below) const {
+  int32_t highest = -1;
+  for (const CrowdedLeaf* crowded : crowded_hits_) {
+    highest = std::max(highest, crowded->HighestBelow(end, below));
+  }
+  return highest;
 }
 
 bool AllocationGapIndex::OwnersContaining(const TimeBound& range,

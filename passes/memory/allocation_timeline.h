@@ -5,8 +5,11 @@
 // per query than a small one.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,10 +23,13 @@ namespace spmdsim::passes {
 // every reusable allocation, and on a large flat graph almost every offer is refused.
 class AllocationGapIndex {
  public:
+  static constexpr int32_t kListedGaps = 256;
+
   // `gap_starts`: every time a gap may start at, i.e. the end of every range the tracked
   // timelines will hold. A gap starting elsewhere turns the index off (AnyContains is then
-  // always true, which only costs the scan it saves).
-  explicit AllocationGapIndex(std::vector<int64_t> gap_starts);
+  // always true, which only costs the scan it saves). A leaf with more than `listed_gaps`
+  // gaps besides its first is crowded (below); tests pass a small bound to reach that often.
+  explicit AllocationGapIndex(std::vector<int64_t> gap_starts, int32_t listed_gaps = kListedGaps);
 
   // A gap [start, end] of the timeline `owner` (ends are INT64_MIN / INT64_MAX before the first
   // range and after the last) joins or leaves the index; gaps are a multiset.
@@ -53,7 +59,8 @@ class AllocationGapIndex {
     while (true) {
       const int32_t trailing = HighestTrailingBelow(range.start, below);
       const int32_t from_inner = next_inner == inner.rend() ? -1 : *next_inner;
-      const int32_t owner = std::max(trailing, from_inner);
+      const int32_t from_crowded = HighestCrowdedBelow(range.end, below);
+      const int32_t owner = std::max({trailing, from_inner, from_crowded});
       if (owner < 0) return true;
       if (owner == from_inner) ++next_inner;
       below = owner;  // an owner in both lists is visited once
@@ -74,8 +81,12 @@ class AllocationGapIndex {
   size_t LeavesStartingBy(int64_t start) const;
   // The leaf of the gaps starting at `start`; -1 when it is not one of starts_.
   int64_t LeafStartingAt(int64_t start) const;
-  // The owners of the gaps that end before INT64_MAX and hold `range`, sorted, each once.
+  // The owners of the gaps that end before INT64_MAX and hold `range`, sorted, each once, but
+  // those of crowded leaves: the crowded leaves holding such gaps are left in crowded_hits_.
   std::vector<int32_t>& InnerOwnersContaining(const TimeBound& range) const;
+  // The highest owner below `below` of a gap ending at or after `end` in the crowded leaves
+  // InnerOwnersContaining left (-1: none).
+  int32_t HighestCrowdedBelow(int64_t end, int32_t below) const;
   // The highest owner below `below` whose gap after its last range starts by `start`; -1: none.
   int32_t HighestTrailingBelow(int64_t start, int32_t below) const;
   void SetTrailingStart(int32_t owner, int64_t start);
@@ -91,10 +102,39 @@ class AllocationGapIndex {
   struct LeafGap {
     int64_t end = INT64_MIN;
     int32_t owner = -1;
-    int32_t more = 0;
+    int32_t more : 31 = 0;
+    bool crowded : 1 = false;  // its others are in crowded_, not in more_gaps_
   };
   std::vector<LeafGap> leaf_gap_;
   std::vector<std::vector<Gap>> more_gaps_;
+  // A leaf holding more than listed_gaps_ other gaps is crowded (many values end at one
+  // instruction, e.g. the operands of a wide concatenate or all-reduce, each in its own
+  // allocation): its other gaps move here, ordered by owner, with the latest end of each block
+  // of kOwnerBlock owners. A query then finds the highest owner whose gap ends late enough from
+  // the blocks, an erase finds its gap in O(log n), and the leaf's latest end is read, not
+  // scanned; listed, each was linear in the leaf's gaps, and so quadratic in all.
+  // Bounds on a scan's cost, not on an answer: a leaf becomes crowded above listed_gaps_ others
+  // and is listed again at half that, so a leaf near the bound does not move back and forth.
+  // (BERT-sized programs have leaves of a few hundred gaps, which a scan serves faster.)
+  int32_t listed_gaps_;
+  static constexpr int32_t kOwnerBlock = 64;
+  struct CrowdedLeaf {
+    std::multiset<std::pair<int32_t, int64_t>> by_owner;  // (owner, end)
+    std::vector<int64_t> block_latest;                    // by owner / kOwnerBlock
+    std::multiset<int64_t> ends;
+    void Add(Gap gap);
+    void Remove(std::multiset<std::pair<int32_t, int64_t>>::iterator gap);
+    void UpdateBlock(int32_t owner);  // rescans the latest end of the owner's block
+    // The highest owner below `below` of a gap ending at or after `end`; -1: none.
+    int32_t HighestBelow(int64_t end, int32_t below) const;
+  };
+  std::unordered_map<size_t, CrowdedLeaf> crowded_;
+  void AddOther(size_t leaf, Gap gap);
+  // Removes one other gap equal to `gap`; false when there is none.
+  bool RemoveOther(size_t leaf, Gap gap);
+  // Removes and returns some other gap of the leaf, which has one.
+  Gap TakeOther(size_t leaf);
+  mutable std::vector<const CrowdedLeaf*> crowded_hits_;
   // A tree over starts_ with kFanout children per node (a node's children share a cache
   // line): the latest end of the gaps below each node. Level l's nodes are
   // max_end_[level_begin_[l], level_begin_[l + 1]); level 0 holds the leaves.

@@ -94,6 +94,29 @@ TEST_CASE("allocation timeline with thousands of intervals answers as a scan doe
   }
 }
 
+// The index's answers for `query` against asking each timeline: whether any is free, which
+// ones, and a visit from the highest down that stops after `stop_after` of them.
+void CheckAgainstEachTimeline(const AllocationGapIndex& index,
+                              const std::vector<AllocationTimeline>& timelines,
+                              const TimeBound& query, size_t stop_after) {
+  std::vector<int32_t> free_ones;
+  for (size_t t = 0; t < timelines.size(); ++t) {
+    if (!timelines[t].StrictlyOverlaps(query)) free_ones.push_back(static_cast<int32_t>(t));
+  }
+  CHECK(index.AnyContains(query) == !free_ones.empty());
+  std::vector<int32_t> owners;
+  REQUIRE(index.OwnersContaining(query, &owners));
+  CHECK(owners == free_ones);
+  std::vector<int32_t> visited;
+  REQUIRE(index.VisitOwnersContaining(query, [&](int32_t owner) {
+    visited.push_back(owner);
+    return visited.size() == stop_after;
+  }));
+  std::vector<int32_t> expected(free_ones.rbegin(), free_ones.rend());
+  if (expected.size() > stop_after) expected.resize(stop_after);
+  CHECK(visited == expected);
+}
+
 TEST_CASE(
     "gap index answers whether any tracked timeline is free, and which, as asking each does") {
   std::mt19937 random(2024);
@@ -128,26 +151,46 @@ TEST_CASE(
         query.end = std::min(horizon, query.start + time(random) % 5);
         INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
                       << "]");
-        const bool any_free =
-            std::any_of(timelines.begin(), timelines.end(),
-                        [&](const AllocationTimeline& t) { return !t.StrictlyOverlaps(query); });
-        CHECK(index.AnyContains(query) == any_free);
-        std::vector<int32_t> free_ones;
-        for (size_t t = 0; t < timelines.size(); ++t) {
-          if (!timelines[t].StrictlyOverlaps(query)) free_ones.push_back(static_cast<int32_t>(t));
-        }
-        std::vector<int32_t> owners;
-        REQUIRE(index.OwnersContaining(query, &owners));
-        CHECK(owners == free_ones);
         // Highest first, and a visit that stops at the first sees only it.
-        std::vector<int32_t> visited;
-        REQUIRE(index.VisitOwnersContaining(query, [&](int32_t owner) {
-          visited.push_back(owner);
-          return true;
-        }));
-        CHECK(visited == (free_ones.empty() ? std::vector<int32_t>{}
-                                            : std::vector<int32_t>{free_ones.back()}));
+        CheckAgainstEachTimeline(index, timelines, query, 1);
       }
+    }
+  }
+}
+
+TEST_CASE(
+    "gap index with crowded leaves (hundreds of gaps from one time) answers as asking "
+    "each timeline does") {
+  // Hundreds of timelines over a short horizon: many ranges end at each time, so the leaves
+  // of the index hold far more than the gaps it lists and become crowded; as ranges fill the
+  // gaps, leaves fall back to listed ones. Owners span several blocks of the crowded leaves.
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int64_t horizon = 12 + trial;
+    std::uniform_int_distribution<int64_t> time(0, horizon);
+    std::vector<int64_t> ends;
+    for (int64_t t = 0; t <= horizon; ++t) ends.push_back(t);
+    // A small bound: leaves become crowded and listed again many times over.
+    AllocationGapIndex index(ends, /*listed_gaps=*/2 + trial % 6);
+    const int count = 150 + 11 * trial;
+    std::vector<AllocationTimeline> timelines(static_cast<size_t>(count));
+    std::uniform_int_distribution<int> pick(0, count - 1);
+    for (int step = 0; step < 6 * count; ++step) {
+      const auto which = static_cast<size_t>(pick(random));
+      TimeBound range{time(random), 0};
+      range.end = std::min(horizon, range.start + time(random) % 3);
+      timelines[which].Add(range);
+      if (step == count) {
+        for (size_t t = 0; t < timelines.size(); ++t) {
+          timelines[t].TrackGaps(&index, static_cast<int32_t>(t));
+        }
+      }
+      if (step < count || step % 7 != 0) continue;
+      TimeBound query{time(random), 0};
+      query.end = std::min(horizon, query.start + time(random) % 4);
+      INFO("trial " << trial << " step " << step << " query [" << query.start << ", " << query.end
+                    << "]");
+      CheckAgainstEachTimeline(index, timelines, query, 1 + static_cast<size_t>(step % 5));
     }
   }
 }
