@@ -398,30 +398,44 @@ bool AllocationGapIndex::OwnersContaining(const TimeBound& range,
 }
 
 ValueTouchIndex::ValueTouchIndex(size_t value_count, size_t time_count)
-    : first_ending_(time_count, -1),
-      first_starting_(time_count, -1),
-      next_ending_(value_count, -1),
-      next_starting_(value_count, -1),
+    : ending_{std::vector<int32_t>(time_count, -1),
+              std::vector<uint8_t>(time_count, 0),
+              std::vector<int32_t>(value_count, -1),
+              {}},
+      starting_{std::vector<int32_t>(time_count, -1),
+                std::vector<uint8_t>(time_count, 0),
+                std::vector<int32_t>(value_count, -1),
+                {}},
       owner_(value_count, -1) {}
 
-void ValueTouchIndex::Push(std::vector<int32_t>& heads, std::vector<int32_t>& next, int64_t time,
-                           int32_t value_id) {
+void ValueTouchIndex::Push(Lists& lists, int64_t time, int32_t value_id) {
   const auto at = static_cast<size_t>(time);
-  next[static_cast<size_t>(value_id)] = heads[at];
-  heads[at] = value_id;
+  lists.next[static_cast<size_t>(value_id)] = lists.head[at];
+  lists.head[at] = value_id;
+  uint8_t& length = lists.length[at];
+  if (length <= kScannedPerTime) ++length;
+  if (length <= kScannedPerTime) return;
+  auto& by_owner = lists.crowded[time];
+  if (by_owner.empty()) {  // the list becomes crowded: index what it holds
+    for (int32_t id = lists.head[at]; id >= 0; id = lists.next[static_cast<size_t>(id)]) {
+      by_owner[owner_[static_cast<size_t>(id)]].push_back(id);
+    }
+    return;
+  }
+  by_owner[owner_[static_cast<size_t>(value_id)]].push_back(value_id);
 }
 
 void ValueTouchIndex::Add(int32_t value_id, const TimeBound& range, int32_t owner) {
   owner_[static_cast<size_t>(value_id)] = owner;
   const auto inside = [&](int64_t time) {
-    return time >= 0 && static_cast<uint64_t>(time) < first_ending_.size();
+    return time >= 0 && static_cast<uint64_t>(time) < ending_.head.size();
   };
   if (!inside(range.start) || !inside(range.end)) {
     outside_.emplace_back(value_id, range);
     return;
   }
-  Push(first_ending_, next_ending_, range.end, value_id);
-  Push(first_starting_, next_starting_, range.start, value_id);
+  Push(ending_, range.end, value_id);
+  Push(starting_, range.start, value_id);
 }
 
 void AllocationTimeline::TrackGaps(AllocationGapIndex* index, int32_t owner) {

@@ -169,7 +169,8 @@ class AllocationGapIndex {
 // this allocation touch a new range": a value joins in O(1) with nothing allocated per value
 // (a linked list per time through arrays by value id), where a hash map per allocation cost a
 // node per value. Only the values ending or starting at one instruction share a list, so a
-// query scans few.
+// query scans few; where many do (the operands and outputs of a combined all-reduce), the
+// list's values are also kept by owner, and a query reads only its owner's.
 class ValueTouchIndex {
  public:
   // Value ids are below `value_count`, times (schedule positions) in [0, time_count).
@@ -181,12 +182,8 @@ class ValueTouchIndex {
   // starts where it ends (a value may be visited twice).
   template <typename Visit>
   void ForEachTouching(int32_t owner, const TimeBound& range, Visit&& visit) const {
-    for (int32_t id = Head(first_ending_, range.start); id >= 0; id = next_ending_[id]) {
-      if (owner_[id] == owner) visit(id);
-    }
-    for (int32_t id = Head(first_starting_, range.end); id >= 0; id = next_starting_[id]) {
-      if (owner_[id] == owner) visit(id);
-    }
+    VisitList(ending_, range.start, owner, visit);
+    VisitList(starting_, range.end, owner, visit);
     for (const auto& [id, bound] : outside_) {
       if (owner_[id] != owner) continue;
       if (bound.end == range.start) visit(id);
@@ -195,20 +192,36 @@ class ValueTouchIndex {
   }
 
  private:
-  // The first value of the list at `time` (-1: none).
-  static int32_t Head(const std::vector<int32_t>& heads, int64_t time) {
-    return time >= 0 && static_cast<uint64_t>(time) < heads.size()
-               ? heads[static_cast<size_t>(time)]
-               : -1;
+  // A list longer than this is also kept by owner (a bound on a scan's cost, not an answer).
+  static constexpr uint8_t kScannedPerTime = 64;
+  // The values ending (or starting) at each time: a list per time through `next`, and, for the
+  // times whose list is longer than kScannedPerTime, the same values by owner.
+  struct Lists {
+    std::vector<int32_t> head;    // by time: the first value (-1: none)
+    std::vector<uint8_t> length;  // by time, up to kScannedPerTime + 1 (a byte: few misses)
+    std::vector<int32_t> next;    // by value
+    std::unordered_map<int64_t, std::unordered_map<int32_t, std::vector<int32_t>>> crowded;
+  };
+  void Push(Lists& lists, int64_t time, int32_t value_id);
+  template <typename Visit>
+  void VisitList(const Lists& lists, int64_t time, int32_t owner, Visit& visit) const {
+    if (time < 0 || static_cast<uint64_t>(time) >= lists.head.size()) return;
+    const auto at = static_cast<size_t>(time);
+    if (lists.length[at] > kScannedPerTime) {
+      const auto& by_owner = lists.crowded.at(time);
+      const auto values = by_owner.find(owner);
+      if (values == by_owner.end()) return;
+      for (int32_t id : values->second) visit(id);
+      return;
+    }
+    for (int32_t id = lists.head[at]; id >= 0; id = lists.next[static_cast<size_t>(id)]) {
+      if (owner_[static_cast<size_t>(id)] == owner) visit(id);
+    }
   }
-  static void Push(std::vector<int32_t>& heads, std::vector<int32_t>& next, int64_t time,
-                   int32_t value_id);
 
-  std::vector<int32_t> first_ending_;    // by time
-  std::vector<int32_t> first_starting_;  // by time
-  std::vector<int32_t> next_ending_;     // by value
-  std::vector<int32_t> next_starting_;   // by value
-  std::vector<int32_t> owner_;           // by value, -1 while in no allocation
+  Lists ending_;
+  Lists starting_;
+  std::vector<int32_t> owner_;  // by value, -1 while in no allocation
   // The ranges with an end outside [0, time_count) (none from LiveRangeAnalysis), checked by
   // every query.
   std::vector<std::pair<int32_t, TimeBound>> outside_;

@@ -71,6 +71,44 @@ TEST_CASE("allocation timeline answers as a scan of its ranges does") {
   }
 }
 
+TEST_CASE("value touch index with hundreds of values at one time answers as a scan does") {
+  // 3,000 values over 12 times among 40 owners: each time's lists grow far past what is scanned
+  // and are then kept by owner too; values keep arriving after that.
+  std::mt19937 random(31);
+  const int64_t horizon = 12;
+  std::uniform_int_distribution<int64_t> time(0, horizon - 1);
+  std::uniform_int_distribution<int32_t> pick_owner(0, 39);
+  const int32_t count = 3000;
+  ValueTouchIndex touch_index(static_cast<size_t>(count), static_cast<size_t>(horizon));
+  std::vector<TimeBound> ranges;
+  std::vector<int32_t> owners;
+  for (int32_t id = 0; id < count; ++id) {
+    TimeBound range{time(random), 0};
+    range.end = std::min(horizon - 1, range.start + time(random) % 3);
+    const int32_t owner = pick_owner(random);
+    touch_index.Add(id, range, owner);
+    ranges.push_back(range);
+    owners.push_back(owner);
+    if (id % 97 != 0) continue;
+    for (int q = 0; q < 20; ++q) {
+      TimeBound query{time(random), 0};
+      query.end = std::min(horizon - 1, query.start + time(random) % 4);
+      const int32_t asked = pick_owner(random);
+      std::multiset<int32_t> expected;
+      for (int32_t v = 0; v <= id; ++v) {
+        if (owners[static_cast<size_t>(v)] != asked) continue;
+        if (ranges[static_cast<size_t>(v)].end == query.start) expected.insert(v);
+        if (ranges[static_cast<size_t>(v)].start == query.end) expected.insert(v);
+      }
+      std::multiset<int32_t> touching;
+      touch_index.ForEachTouching(asked, query, [&](int32_t v) { touching.insert(v); });
+      INFO("value " << id << " owner " << asked << " query [" << query.start << ", " << query.end
+                    << "]");
+      CHECK(touching == expected);
+    }
+  }
+}
+
 TEST_CASE("allocation timeline with thousands of intervals answers as a scan does") {
   // Enough disjoint intervals that the sorted blocks split and merges cross them.
   std::mt19937 random(99);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <deque>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 
 namespace spmdsim::passes {
 
@@ -140,13 +142,6 @@ std::vector<InPlacePair> FusionInPlacePairs(const HloInstruction& fusion, Sharin
     pairs.push_back(std::move(pair));
   }
   return pairs;
-}
-
-int64_t OperandIndexOf(const HloInstruction& user, const HloInstruction& operand) {
-  for (size_t i = 0; i < user.operands.size(); ++i) {
-    if (user.operands[i] == &operand) return static_cast<int64_t>(i);
-  }
-  return -1;
 }
 
 const HloInstruction* FusedParameter(const HloInstruction& fusion, int64_t operand_number) {
@@ -502,7 +497,7 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
           return false;
         }
       }
-      const int64_t operand_number = OperandIndexOf(user, operand);
+      const int64_t operand_number = FirstOperandNumber(user, operand, memo);
       const auto key = std::make_tuple(&user, operand_number, user_index);
       if (const auto it = memo.gpu_fusion_hint.find(key); it != memo.gpu_fusion_hint.end()) {
         return it->second;
@@ -517,6 +512,31 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
 }
 
 }  // namespace
+
+int64_t FirstOperandNumber(const HloInstruction& user, const HloInstruction& operand,
+                           SharingRuleMemo& memo) {
+  const auto& operands = user.operands;
+  constexpr size_t kScanned = 16;  // a bound on a scan's cost, not on the answer
+  if (operands.size() <= kScanned) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (operands[i] == &operand) return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+  auto [it, inserted] = memo.operand_numbers.try_emplace(&user);
+  auto& sorted = it->second;
+  if (inserted) {
+    sorted.reserve(operands.size());
+    for (size_t i = 0; i < operands.size(); ++i) {
+      sorted.emplace_back(operands[i], static_cast<int32_t>(i));
+    }
+    std::sort(sorted.begin(), sorted.end());
+  }
+  // Sorted by operand, then number: the first entry of `operand` holds its first number.
+  const auto at =
+      std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(&operand, INT32_MIN));
+  return at != sorted.end() && at->first == &operand ? at->second : -1;
+}
 
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,
                                    int32_t operand_slot, const HloInstruction& user,
@@ -554,7 +574,7 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
     return WritesOutputOverOperand(operand, user, user_index);
   }
   if (!shapes_equal) return false;
-  const int64_t operand_number = OperandIndexOf(user, operand);
+  const int64_t operand_number = FirstOperandNumber(user, operand, memo);
   if (user.opcode == Opcode::kFusion) {
     const std::string_view kind = FusionKind(user);
     const HloInstruction* param = FusedParameter(user, operand_number);

@@ -295,8 +295,7 @@ bool PeakMemoryBuilder::CanShareAsOperand(int32_t user_id, int32_t operand_id) c
   if (user.instruction->opcode == Opcode::kCopy) return false;
   for (int32_t slot : df_.value(operand_id).positions) {
     const HloInstruction* at = df_.SlotInstruction(slot);
-    const auto& operands = user.instruction->operands;
-    if (std::find(operands.begin(), operands.end(), at) == operands.end()) continue;
+    if (FirstOperandNumber(*user.instruction, *at, sharing_memo_) < 0) continue;
     if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot, sharing_memo_,
                                       options_.platform.platform))
       return true;
