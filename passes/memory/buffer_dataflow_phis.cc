@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "passes/memory/dataflow_builder.h"
+#include "passes/memory/operand_numbers.h"
 
 namespace spmdsim::passes {
 
@@ -170,28 +171,10 @@ namespace {
 // has thousands of users, each reading one element.
 class UseLookup {
  public:
-  // Calls fn(i) for each i where user.operands[i] is `operand`, in operand order. A narrow
-  // user's operands are scanned, a wide one's indexed once.
+  // Calls fn(i) for each i where user.operands[i] is `operand`, in operand order.
   template <typename Fn>
   void ForEachOperandNumber(const HloInstruction& user, const HloInstruction* operand, Fn&& fn) {
-    const auto& operands = user.operands;
-    if (operands.size() <= kScanned) {
-      for (size_t i = 0; i < operands.size(); ++i) {
-        if (operands[i] == operand) fn(static_cast<int32_t>(i));
-      }
-      return;
-    }
-    auto [it, inserted] = operand_numbers_.try_emplace(&user);
-    auto& sorted = it->second;
-    if (inserted) {
-      sorted.reserve(operands.size());
-      for (size_t i = 0; i < operands.size(); ++i) {
-        sorted.emplace_back(operands[i], static_cast<int32_t>(i));
-      }
-      std::sort(sorted.begin(), sorted.end());
-    }
-    auto at = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(operand, INT32_MIN));
-    for (; at != sorted.end() && at->first == operand; ++at) fn(at->second);
+    operand_numbers_.ForEach(user, operand, fn);
   }
 
   // The users of `at` that may read a value at an index inside it (MayUseOperandValue for a
@@ -212,8 +195,7 @@ class UseLookup {
 
  private:
   static constexpr size_t kScanned = 16;  // a bound on a scan's cost, not on the answer
-  std::unordered_map<const HloInstruction*, std::vector<std::pair<const HloInstruction*, int32_t>>>
-      operand_numbers_;
+  OperandNumbers operand_numbers_;
   std::unordered_map<const HloInstruction*, std::vector<const HloInstruction*>> nested_users_;
 };
 

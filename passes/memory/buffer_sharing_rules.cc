@@ -515,27 +515,7 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
 
 int64_t FirstOperandNumber(const HloInstruction& user, const HloInstruction& operand,
                            SharingRuleMemo& memo) {
-  const auto& operands = user.operands;
-  constexpr size_t kScanned = 16;  // a bound on a scan's cost, not on the answer
-  if (operands.size() <= kScanned) {
-    for (size_t i = 0; i < operands.size(); ++i) {
-      if (operands[i] == &operand) return static_cast<int64_t>(i);
-    }
-    return -1;
-  }
-  auto [it, inserted] = memo.operand_numbers.try_emplace(&user);
-  auto& sorted = it->second;
-  if (inserted) {
-    sorted.reserve(operands.size());
-    for (size_t i = 0; i < operands.size(); ++i) {
-      sorted.emplace_back(operands[i], static_cast<int32_t>(i));
-    }
-    std::sort(sorted.begin(), sorted.end());
-  }
-  // Sorted by operand, then number: the first entry of `operand` holds its first number.
-  const auto at =
-      std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(&operand, INT32_MIN));
-  return at != sorted.end() && at->first == &operand ? at->second : -1;
+  return memo.operand_numbers.First(user, &operand);
 }
 
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,

@@ -29,6 +29,7 @@
 
 #include "ir/hlo.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/operand_numbers.h"
 #include "passes/memory/platform_profile.h"
 
 namespace spmdsim::passes {
@@ -50,10 +51,8 @@ struct SharingRuleMemo {
   std::map<std::pair<const ir::HloComputation*, int64_t>, bool> fused_elementwise_on_parameter;
   // XLA:GPU's fusion hint by (fusion, operand number, output index).
   std::map<std::tuple<const ir::HloInstruction*, int64_t, ShapeIndex>, bool> gpu_fusion_hint;
-  // A wide user's operands with their numbers, sorted (FirstOperandNumber).
-  std::unordered_map<const ir::HloInstruction*,
-                     std::vector<std::pair<const ir::HloInstruction*, int32_t>>>
-      operand_numbers;
+  // Which operand numbers read an operand, indexed for wide users (FirstOperandNumber).
+  OperandNumbers operand_numbers;
 };
 
 // The first number at which `operand` is an operand of `user`; -1 if it is none. A wide user's

@@ -100,7 +100,7 @@ TEST_CASE("an operand's first number, for narrow and wide users alike") {
     CHECK(FirstOperandNumber(narrow, *Find(*module, "x"), memo) == 1);
     CHECK(FirstOperandNumber(narrow, *Find(*module, "w"), memo) == -1);
   }
-  CHECK(memo.operand_numbers.size() == 1);  // only the wide user is indexed
+  CHECK(memo.operand_numbers.indexed() == 1);  // only the wide user is indexed
 }
 
 TEST_CASE("elementwise on an operand") {
