@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "passes/memory/buffer_sharing_rules.h"
+#include "passes/memory/input_output_alias_index.h"
 
 namespace spmdsim::passes {
 
@@ -36,7 +37,8 @@ class UnionFind {
 
 class Merger {
  public:
-  Merger(const DataflowAnalysis& dataflow, UnionFind& sets) : df_(dataflow), sets_(sets) {}
+  Merger(const DataflowAnalysis& dataflow, UnionFind& sets)
+      : df_(dataflow), sets_(sets), io_aliases_(dataflow.module()) {}
 
   void MergeAliases(const HloValue& value) {
     MergeInputOutputAliases(value);
@@ -54,13 +56,12 @@ class Merger {
 
   void MergeInputOutputAliases(const HloValue& value) {
     const ir::HloModule& module = df_.module();
-    if (module.input_output_alias.empty()) return;
+    if (io_aliases_.empty()) return;
     const HloInstruction* root = module.entry->root;
     for (int32_t slot : value.positions) {
       if (df_.SlotInstruction(slot) != root) continue;
-      const ShapeIndex index = df_.SlotIndex(slot);
-      for (const ir::InputOutputAlias& alias : module.input_output_alias) {
-        if (alias.output_index != index) continue;
+      for (const ir::InputOutputAlias* pair : io_aliases_.ForOutput(df_.SlotIndex(slot))) {
+        const ir::InputOutputAlias& alias = *pair;
         const auto n = static_cast<size_t>(alias.parameter_number);
         if (alias.parameter_number < 0 || n >= module.entry->parameters.size() ||
             module.entry->parameters[n] == nullptr) {
@@ -143,6 +144,7 @@ class Merger {
 
   const DataflowAnalysis& df_;
   UnionFind& sets_;
+  InputOutputAliasIndex io_aliases_;
   SharingRuleMemo sharing_memo_;
 };
 

@@ -349,14 +349,8 @@ bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buf
 }
 
 bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
-  const ShapeIndex index = df_.SlotIndex(value.slot);
-  for (const ir::InputOutputAlias& alias : module_.input_output_alias) {
-    if (alias.parameter_number == value.instruction->parameter_number &&
-        alias.parameter_index == index) {
-      return true;
-    }
-  }
-  return false;
+  return io_aliases_.ParameterAliased(value.instruction->parameter_number,
+                                      df_.SlotIndex(value.slot));
 }
 
 std::vector<int64_t> PeakMemoryBuilder::ComputeBufferBytes() const {
