@@ -149,8 +149,8 @@ def build_combined_module():
     combiner), each operand a temporary and each result read by an output. Every result is
     offered to every output's allocation and refused on its touching end (an all-reduce does not
     share its operand's buffer), as XLA's assignment does: the offers are quadratic, and work
-    per operand of the all-reduce in each made it cubic (2,000: 7.2 s of CPU for `analyze`
-    before session 25, 0.45 s after)."""
+    per operand of the all-reduce in each made it cubic (2,000: 6.8 s of CPU for `analyze`
+    before session 25, 0.46 s after)."""
     array = "f32[16]{0}"
     entry = ["ENTRY %main {"]
     entry += [f"  %p{i} = {array} parameter({i})" for i in range(COMBINED)]
