@@ -32,13 +32,20 @@ class OperandNumbers {
     for (; at != sorted.end() && at->first == operand; ++at) fn(at->second);
   }
 
-  // The first number at which `operand` is an operand of `user`; -1 if it is none.
+  // The first number at which `operand` is an operand of `user`; -1 if it is none. (Not through
+  // ForEach: an operand repeated thousands of times is found at its first.)
   int64_t First(const ir::HloInstruction& user, const ir::HloInstruction* operand) {
-    int64_t first = -1;
-    ForEach(user, operand, [&](int32_t number) {
-      if (first < 0) first = number;
-    });
-    return first;
+    const auto& operands = user.operands;
+    if (operands.size() <= kScanned) {
+      for (size_t i = 0; i < operands.size(); ++i) {
+        if (operands[i] == operand) return static_cast<int64_t>(i);
+      }
+      return -1;
+    }
+    const auto& sorted = SortedOperands(user);
+    const auto at =
+        std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(operand, INT32_MIN));
+    return at != sorted.end() && at->first == operand ? at->second : -1;
   }
 
   // How many wide users have been indexed.
