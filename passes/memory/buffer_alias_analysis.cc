@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "passes/memory/buffer_sharing_rules.h"
-#include "passes/memory/input_output_alias_index.h"
 
 namespace spmdsim::passes {
 
@@ -37,8 +36,7 @@ class UnionFind {
 
 class Merger {
  public:
-  Merger(const DataflowAnalysis& dataflow, UnionFind& sets)
-      : df_(dataflow), sets_(sets), io_aliases_(dataflow.module()) {}
+  Merger(const DataflowAnalysis& dataflow, UnionFind& sets) : df_(dataflow), sets_(sets) {}
 
   void MergeAliases(const HloValue& value) {
     MergeInputOutputAliases(value);
@@ -56,11 +54,12 @@ class Merger {
 
   void MergeInputOutputAliases(const HloValue& value) {
     const ir::HloModule& module = df_.module();
-    if (io_aliases_.empty()) return;
+    const InputOutputAliasIndex& io_aliases = df_.InputOutputAliases();
+    if (io_aliases.empty()) return;
     const HloInstruction* root = module.entry->root;
     for (int32_t slot : value.positions) {
       if (df_.SlotInstruction(slot) != root) continue;
-      for (const ir::InputOutputAlias* pair : io_aliases_.ForOutput(df_.SlotIndex(slot))) {
+      for (const ir::InputOutputAlias* pair : io_aliases.ForOutput(df_.SlotIndex(slot))) {
         const ir::InputOutputAlias& alias = *pair;
         const auto n = static_cast<size_t>(alias.parameter_number);
         if (alias.parameter_number < 0 || n >= module.entry->parameters.size() ||
@@ -144,7 +143,6 @@ class Merger {
 
   const DataflowAnalysis& df_;
   UnionFind& sets_;
-  InputOutputAliasIndex io_aliases_;
   SharingRuleMemo sharing_memo_;
 };
 

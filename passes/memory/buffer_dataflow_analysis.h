@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ir/hlo.h"
+#include "passes/memory/input_output_alias_index.h"
 
 namespace spmdsim::passes {
 
@@ -77,6 +78,8 @@ class DataflowAnalysis {
   static DataflowAnalysis Run(const ir::HloModule& module, const DataflowOptions& options = {});
 
   const ir::HloModule& module() const { return *module_; }
+  // The module's input_output_alias pairs, indexed by output and by parameter.
+  const InputOutputAliasIndex& InputOutputAliases() const { return io_aliases_; }
   CallContext Context(const ir::HloComputation* computation) const;
   // Control-flow computations in post order (callees before callers, the entry last).
   const std::vector<const ir::HloComputation*>& ControlFlowComputations() const {
@@ -118,6 +121,7 @@ class DataflowAnalysis {
  private:
   friend class DataflowBuilder;
   const ir::HloModule* module_ = nullptr;
+  InputOutputAliasIndex io_aliases_;
   std::unordered_map<const ir::HloComputation*, CallContext> context_;
   std::vector<const ir::HloComputation*> control_flow_;
   std::vector<int32_t> first_slot_;  // by instruction id; -1 when not analysed

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <cstdlib>
 #include <deque>
 #include <optional>
 #include <unordered_set>
-#include <utility>
 
 namespace spmdsim::passes {
 
@@ -497,7 +495,7 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
           return false;
         }
       }
-      const int64_t operand_number = FirstOperandNumber(user, operand, memo);
+      const int64_t operand_number = memo.operand_numbers.First(user, &operand);
       const auto key = std::make_tuple(&user, operand_number, user_index);
       if (const auto it = memo.gpu_fusion_hint.find(key); it != memo.gpu_fusion_hint.end()) {
         return it->second;
@@ -512,11 +510,6 @@ std::optional<bool> GpuSharingHint(const DataflowAnalysis& dataflow, const HloIn
 }
 
 }  // namespace
-
-int64_t FirstOperandNumber(const HloInstruction& user, const HloInstruction& operand,
-                           SharingRuleMemo& memo) {
-  return memo.operand_numbers.First(user, &operand);
-}
 
 bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloInstruction& operand,
                                    int32_t operand_slot, const HloInstruction& user,
@@ -554,7 +547,7 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
     return WritesOutputOverOperand(operand, user, user_index);
   }
   if (!shapes_equal) return false;
-  const int64_t operand_number = FirstOperandNumber(user, operand, memo);
+  const int64_t operand_number = memo.operand_numbers.First(user, &operand);
   if (user.opcode == Opcode::kFusion) {
     const std::string_view kind = FusionKind(user);
     const HloInstruction* param = FusedParameter(user, operand_number);

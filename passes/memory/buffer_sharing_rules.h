@@ -51,15 +51,10 @@ struct SharingRuleMemo {
   std::map<std::pair<const ir::HloComputation*, int64_t>, bool> fused_elementwise_on_parameter;
   // XLA:GPU's fusion hint by (fusion, operand number, output index).
   std::map<std::tuple<const ir::HloInstruction*, int64_t, ShapeIndex>, bool> gpu_fusion_hint;
-  // Which operand numbers read an operand, indexed for wide users (FirstOperandNumber).
+  // Which operand numbers read an operand, a wide user's indexed once: the buffer assignment
+  // asks about each pair of a combined all-reduce's thousands of operands and results.
   OperandNumbers operand_numbers;
 };
-
-// The first number at which `operand` is an operand of `user`; -1 if it is none. A wide user's
-// operands (a combined all-reduce of thousands) are indexed once, not scanned per question: the
-// buffer assignment asks about each pair of its operands and outputs.
-int64_t FirstOperandNumber(const ir::HloInstruction& user, const ir::HloInstruction& operand,
-                           SharingRuleMemo& memo);
 
 // The operand buffers an instruction writes its output into.
 std::vector<InPlacePair> InPlaceInputOutputPairs(const ir::HloInstruction& instruction);

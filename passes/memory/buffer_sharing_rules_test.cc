@@ -2,7 +2,6 @@
 #include "passes/memory/buffer_sharing_rules.h"
 
 #include <catch2/catch.hpp>
-#include <string>
 
 #include "passes/memory/memory_test_modules.h"
 
@@ -71,36 +70,6 @@ TEST_CASE("in-place pairs: dynamic-update-slice, scatter fusion, aliasing custom
         std::vector<InPlacePair>{InPlacePair{0, {}, {}}});
   CHECK(InPlaceInputOutputPairs(*Find(*module, "scaled")).empty());
   CHECK(InPlaceInputOutputPairs(*Find(*module, "e")).empty());
-}
-
-TEST_CASE("an operand's first number, for narrow and wide users alike") {
-  // 40 operands (past what is scanned, so they are indexed): %x at 3, 17 and 39, %y at 0 and
-  // every other slot %w; %z is no operand. The narrow user lists %x at 1 and 2.
-  std::string operands;
-  for (int i = 0; i < 40; ++i) {
-    const char* name = i == 3 || i == 17 || i == 39 ? "%x" : i == 0 ? "%y" : "%w";
-    operands += std::string(i == 0 ? "" : ", ") + name;
-  }
-  const std::string text =
-      "HloModule numbers\n\nENTRY %main {\n"
-      "  %x = f32[2]{0} parameter(0)\n  %y = f32[2]{0} parameter(1)\n"
-      "  %w = f32[2]{0} parameter(2)\n  %z = f32[2]{0} parameter(3)\n"
-      "  %narrow = f32[6]{0} concatenate(%y, %x, %x), dimensions={0}\n"
-      "  ROOT %wide = f32[80]{0} concatenate(" +
-      operands + "), dimensions={0}\n}\n";
-  const auto module = Parse(text);
-  SharingRuleMemo memo;
-  const ir::HloInstruction& wide = *Find(*module, "wide");
-  const ir::HloInstruction& narrow = *Find(*module, "narrow");
-  for (int pass = 0; pass < 2; ++pass) {  // the second asks the memo's index
-    CHECK(FirstOperandNumber(wide, *Find(*module, "x"), memo) == 3);
-    CHECK(FirstOperandNumber(wide, *Find(*module, "y"), memo) == 0);
-    CHECK(FirstOperandNumber(wide, *Find(*module, "w"), memo) == 1);
-    CHECK(FirstOperandNumber(wide, *Find(*module, "z"), memo) == -1);
-    CHECK(FirstOperandNumber(narrow, *Find(*module, "x"), memo) == 1);
-    CHECK(FirstOperandNumber(narrow, *Find(*module, "w"), memo) == -1);
-  }
-  CHECK(memo.operand_numbers.indexed() == 1);  // only the wide user is indexed
 }
 
 TEST_CASE("elementwise on an operand") {

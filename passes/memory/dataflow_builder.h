@@ -26,7 +26,10 @@ using ir::Shape;
 // phi simplification, positions and uses.
 class DataflowBuilder {
  public:
-  explicit DataflowBuilder(const ir::HloModule& module) { a_.module_ = &module; }
+  explicit DataflowBuilder(const ir::HloModule& module) {
+    a_.module_ = &module;
+    a_.io_aliases_ = InputOutputAliasIndex(module);
+  }
 
   DataflowAnalysis Build();
 

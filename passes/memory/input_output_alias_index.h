@@ -1,6 +1,7 @@
 // The entry's input_output_alias, indexed once by output and by parameter: a step that donates
 // its parameters and optimizer state lists tens of thousands of pairs, and the alias analysis,
-// the live ranges and the buffer assignment each ask about every such value.
+// the live ranges and the buffer assignment each ask about every such value. The dataflow
+// builds it once per module (DataflowAnalysis::InputOutputAliases).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace spmdsim::passes {
 
 class InputOutputAliasIndex {
  public:
+  InputOutputAliasIndex() = default;
   explicit InputOutputAliasIndex(const ir::HloModule& module) {
     for (const ir::InputOutputAlias& alias : module.input_output_alias) {
       by_output_[alias.output_index].push_back(&alias);

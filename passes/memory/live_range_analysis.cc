@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "ir/dataflow_graph.h"
-#include "passes/memory/input_output_alias_index.h"
 
 namespace spmdsim::passes {
 
@@ -20,7 +19,7 @@ int64_t LiveRangeAnalysis::TimeOf(const HloInstruction* instruction) const {
 class LiveRangeBuilder {
  public:
   LiveRangeBuilder(const DataflowAnalysis& dataflow, const AliasAnalysis& alias)
-      : df_(dataflow), alias_(alias), io_aliases_(dataflow.module()) {}
+      : df_(dataflow), alias_(alias) {}
 
   LiveRangeAnalysis Build() {
     const ir::HloModule& module = df_.module();
@@ -136,7 +135,7 @@ class LiveRangeBuilder {
   static bool IsRoot(const HloInstruction* instr) { return instr == instr->parent->root; }
 
   bool ParameterHasAlias(const HloInstruction* param, int32_t slot) const {
-    return io_aliases_.ParameterAliased(param->parameter_number, df_.SlotIndex(slot));
+    return df_.InputOutputAliases().ParameterAliased(param->parameter_number, df_.SlotIndex(slot));
   }
 
   int64_t LastUsageTime(const HloValue& value) const {
@@ -247,7 +246,6 @@ class LiveRangeBuilder {
 
   const DataflowAnalysis& df_;
   const AliasAnalysis& alias_;
-  InputOutputAliasIndex io_aliases_;
   LiveRangeAnalysis r_;
   std::vector<uint8_t> seen_;  // Sequence's marks, by instruction id
   std::unordered_map<const HloComputation*, Span> spans_;

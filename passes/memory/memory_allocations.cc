@@ -295,7 +295,7 @@ bool PeakMemoryBuilder::CanShareAsOperand(int32_t user_id, int32_t operand_id) c
   if (user.instruction->opcode == Opcode::kCopy) return false;
   for (int32_t slot : df_.value(operand_id).positions) {
     const HloInstruction* at = df_.SlotInstruction(slot);
-    if (FirstOperandNumber(*user.instruction, *at, sharing_memo_) < 0) continue;
+    if (sharing_memo_.operand_numbers.First(*user.instruction, at) < 0) continue;
     if (CanShareOperandBufferWithUser(df_, *at, slot, *user.instruction, user.slot, sharing_memo_,
                                       options_.platform.platform))
       return true;
@@ -349,8 +349,8 @@ bool PeakMemoryBuilder::MaybeAssign(Allocation& allocation, const HloBuffer& buf
 }
 
 bool PeakMemoryBuilder::ParameterValueHasAlias(const HloValue& value) const {
-  return io_aliases_.ParameterAliased(value.instruction->parameter_number,
-                                      df_.SlotIndex(value.slot));
+  return df_.InputOutputAliases().ParameterAliased(value.instruction->parameter_number,
+                                                   df_.SlotIndex(value.slot));
 }
 
 std::vector<int64_t> PeakMemoryBuilder::ComputeBufferBytes() const {

@@ -21,7 +21,6 @@
 #include "passes/memory/buffer_alias_analysis.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/memory/buffer_sharing_rules.h"
-#include "passes/memory/input_output_alias_index.h"
 #include "passes/memory/live_range_analysis.h"
 #include "passes/memory/memory_analysis.h"
 #include "passes/sharding/sharding_sizes.h"
@@ -53,8 +52,7 @@ class PeakMemoryBuilder {
         options_(options),
         df_(analyses.Dataflow()),
         alias_(analyses.Alias()),
-        lr_(analyses.LiveRanges()),
-        io_aliases_(module_) {
+        lr_(analyses.LiveRanges()) {
     if (options_.per_device_from_shardings) {
       sharding_ = std::make_unique<ShardingSizes>(ShardingSizes::Compute(df_, lr_.sequence()));
     }
@@ -254,7 +252,6 @@ class PeakMemoryBuilder {
   mutable SharingRuleMemo sharing_memo_;  // a cache: const queries fill it
   const AliasAnalysis& alias_;
   const LiveRangeAnalysis& lr_;
-  const InputOutputAliasIndex io_aliases_;
   std::unique_ptr<ShardingSizes> sharding_;
   std::vector<BufferKind> kind_;
   HeapRecorder recorder_;
