@@ -7,12 +7,16 @@ every command in under 10 s and 2 GB each.
 
     python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
 
-Writes the module to a temporary directory, runs each command (wall time, and the child's own
-peak RSS from wait4), prints one line per command and exits 1 when any
-command fails, exceeds a limit or crashes. Not a timed unit test: CI runs it as a step and its
+Writes the module to a temporary directory, runs each command (wall time, and the child's peak
+RSS from wait4), prints one line per command and exits 1 when any
+command fails, exceeds a limit or crashes. A forked child starts with its parent's peak RSS
+(Linux copies the high-water mark with the address space, and wait4 reports the larger of the
+two), so the modules are built in a fresh interpreter and this process stays small: the figure
+is the command's own wherever it is above this interpreter's ~15 MiB. Not a timed unit test: CI runs it as a step and its
 figures go in the notes (docs/BENCHMARKS.md).
 """
 import argparse
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -188,8 +192,25 @@ def build_donated_module():
     return text, len(entry) - 1
 
 
+BUILDERS = {
+    "scale": build_module,
+    "wide": build_wide_module,
+    "crowded": build_crowded_module,
+    "combined": build_combined_module,
+    "donated": build_donated_module,
+}
+
+
+def write_module(name, path):
+    """Builds module `name` and writes it to `path`: its instruction count and size in bytes."""
+    text, count = BUILDERS[name]()
+    with open(path, "w") as f:
+        f.write(text)
+    return count, len(text)
+
+
 def run(command, limit_s):
-    """Exit code, wall seconds, peak RSS in bytes (this child's own, from wait4) and stderr."""
+    """Exit code, wall seconds, peak RSS in bytes (from wait4; see the docstring) and stderr."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as err_file:
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err_file)
@@ -248,13 +269,11 @@ def main():
     directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
     os.makedirs(directory, exist_ok=True)
     failed = False
-    for name, build in (("scale", build_module), ("wide", build_wide_module),
-                        ("crowded", build_crowded_module), ("combined", build_combined_module),
-                        ("donated", build_donated_module)):
-        text, count = build()
+    # "spawn": a fresh interpreter builds each module, so this one never holds a module's text.
+    builder = multiprocessing.get_context("spawn").Pool(1)
+    for name in BUILDERS:
         path = os.path.join(directory, f"module_0000.{name}.cpu_after_optimizations.txt")
-        with open(path, "w") as f:
-            f.write(text)
+        count, size = builder.apply(write_module, (name, path))
         shape = {
             "scale": f"{DEVICES} devices, call chain {DEPTH} deep",
             "wide": f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}",
@@ -262,8 +281,10 @@ def main():
             "combined": f"an all-reduce of {COMBINED} operands",
             "donated": f"{DONATED} parameters donated to outputs",
         }[name]
-        print(f"{name} module: {count} instructions, {shape}, {len(text) / 1e6:.1f} MB ({path})")
+        print(f"{name} module: {count} instructions, {shape}, {size / 1e6:.1f} MB ({path})")
         failed = run_commands(args.spmdsim, directory, path) or failed
+    builder.close()
+    builder.join()
     if not args.keep:
         for name in os.listdir(directory):
             os.remove(os.path.join(directory, name))
