@@ -5,6 +5,7 @@ issue #14's target is report at most 3x stats. Run from the repository root:
 
     python3 tools/bench_commands.py [SPMDSIM] [--reps N]   # default build/analyzer/spmdsim, 2
     python3 tools/bench_commands.py NEW --baseline OLD --reps 9
+    python3 tools/bench_commands.py --module A.txt --module B.txt   # other modules
 
 With --baseline the two binaries alternate run by run (OLD, NEW, then NEW, OLD, ...), so that the
 machine's drift between runs falls on both alike, and each cell gives min / median of the reps.
@@ -30,12 +31,12 @@ def cpu_seconds(args):
 def single(args):
     print("| module | " + " | ".join(c for c, _ in COMMANDS) + " | report / stats |")
     print("|---|" + "---:|" * (len(COMMANDS) + 1))
-    for module in MODULES:
+    for module in args.modules:
         row = {}
         for name, extra in COMMANDS:
             row[name] = min(cpu_seconds([args.spmdsim, *name.split(), module, *extra])
                             for _ in range(args.reps))
-        cells = " | ".join(f"{row[c]:.2f} s" for c, _ in COMMANDS)
+        cells = " | ".join(f"{row[c]:.3f} s" for c, _ in COMMANDS)
         print(f"| {os.path.basename(module)} | {cells} | {row['report'] / row['stats']:.1f}x |")
 
 
@@ -44,7 +45,7 @@ def alternating(args):
     print("| module | build | " + " | ".join(f"{c} min / median" for c, _ in COMMANDS) +
           " | report / stats (min) |")
     print("|---|---|" + "---:|" * (len(COMMANDS) + 1))
-    for module in MODULES:
+    for module in args.modules:
         times = {(b, c): [] for b, _ in binaries for c, _ in COMMANDS}
         for name, extra in COMMANDS:
             for rep in range(args.reps):
@@ -64,8 +65,12 @@ def main():
     parser.add_argument("spmdsim", nargs="?", default="build/analyzer/spmdsim")
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--baseline", help="another spmdsim binary to alternate with")
+    parser.add_argument("--module", dest="modules", action="append",
+                        help="a module to measure, instead of the two benchmark modules "
+                        "(repeat for more; e.g. make_big_module.py --copies K for a smaller one)")
     args = parser.parse_args()
-    for module in MODULES:
+    args.modules = args.modules or MODULES
+    for module in args.modules:
         if not os.path.exists(module):
             sys.exit(f"bench_commands.py: {module} is missing (python3 tools/make_big_module.py)")
     if args.baseline:
