@@ -7,13 +7,13 @@ every command in under 10 s and 2 GB each.
 
     python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
 
-Writes the module to a temporary directory, runs each command (wall time, and the child's peak
-RSS from wait4), prints one line per command and exits 1 when any
-command fails, exceeds a limit or crashes. A forked child starts with its parent's peak RSS
-(Linux copies the high-water mark with the address space, and wait4 reports the larger of the
-two), so the modules are built in a fresh interpreter and this process stays small: the figure
-is the command's own wherever it is above this interpreter's ~15 MiB. Not a timed unit test: CI runs it as a step and its
-figures go in the notes (docs/BENCHMARKS.md).
+Writes the modules to a temporary directory, runs each command (wall time, and the child's peak
+RSS from wait4), prints one line per command and exits 1 when any command fails, exceeds a limit
+or crashes. A forked child starts with its parent's peak RSS (Linux copies the high-water mark
+with the address space, and wait4 reports the larger of the two), so a spawned interpreter
+builds the modules and this one stays small: the figure is the command's own wherever it is
+above this interpreter's ~15 MiB. Not a timed unit test: CI runs it as a step and its figures go
+in the notes (docs/BENCHMARKS.md).
 """
 import argparse
 import multiprocessing
@@ -201,6 +201,10 @@ BUILDERS = {
 }
 
 
+def module_path(directory, name):
+    return os.path.join(directory, f"module_0000.{name}.cpu_after_optimizations.txt")
+
+
 def write_module(name, path):
     """Builds module `name` and writes it to `path`: its instruction count and size in bytes."""
     text, count = BUILDERS[name]()
@@ -269,11 +273,12 @@ def main():
     directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
     os.makedirs(directory, exist_ok=True)
     failed = False
-    # "spawn": a fresh interpreter builds each module, so this one never holds a module's text.
-    builder = multiprocessing.get_context("spawn").Pool(1)
-    for name in BUILDERS:
-        path = os.path.join(directory, f"module_0000.{name}.cpu_after_optimizations.txt")
-        count, size = builder.apply(write_module, (name, path))
+    # "spawn": another interpreter builds the modules, so this one never holds a module's text.
+    with multiprocessing.get_context("spawn").Pool(1) as builder:
+        built = {name: builder.apply(write_module, (name, module_path(directory, name)))
+                 for name in BUILDERS}
+    for name, (count, size) in built.items():
+        path = module_path(directory, name)
         shape = {
             "scale": f"{DEVICES} devices, call chain {DEPTH} deep",
             "wide": f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}",
@@ -283,8 +288,6 @@ def main():
         }[name]
         print(f"{name} module: {count} instructions, {shape}, {size / 1e6:.1f} MB ({path})")
         failed = run_commands(args.spmdsim, directory, path) or failed
-    builder.close()
-    builder.join()
     if not args.keep:
         for name in os.listdir(directory):
             os.remove(os.path.join(directory, name))
