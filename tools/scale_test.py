@@ -192,12 +192,13 @@ def build_donated_module():
     return text, len(entry) - 1
 
 
-BUILDERS = {
-    "scale": build_module,
-    "wide": build_wide_module,
-    "crowded": build_crowded_module,
-    "combined": build_combined_module,
-    "donated": build_donated_module,
+# Each module's builder and what it stresses, in the order the test runs them.
+MODULES = {
+    "scale": (build_module, f"{DEVICES} devices, call chain {DEPTH} deep"),
+    "wide": (build_wide_module, f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}"),
+    "crowded": (build_crowded_module, f"{CROWDED} temporaries ending at one concatenate"),
+    "combined": (build_combined_module, f"an all-reduce of {COMBINED} operands"),
+    "donated": (build_donated_module, f"{DONATED} parameters donated to outputs"),
 }
 
 
@@ -207,7 +208,7 @@ def module_path(directory, name):
 
 def write_module(name, path):
     """Builds module `name` and writes it to `path`: its instruction count and size in bytes."""
-    text, count = BUILDERS[name]()
+    text, count = MODULES[name][0]()
     with open(path, "w") as f:
         f.write(text)
     return count, len(text)
@@ -268,7 +269,7 @@ def run_commands(spmdsim, directory, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spmdsim", default="build/analyzer/spmdsim")
-    parser.add_argument("--keep", help="write the module here and keep it")
+    parser.add_argument("--keep", help="write the modules here and keep them")
     args = parser.parse_args()
     directory = args.keep or tempfile.mkdtemp(prefix="spmdsim_scale_")
     os.makedirs(directory, exist_ok=True)
@@ -276,16 +277,10 @@ def main():
     # "spawn": another interpreter builds the modules, so this one never holds a module's text.
     with multiprocessing.get_context("spawn").Pool(1) as builder:
         built = {name: builder.apply(write_module, (name, module_path(directory, name)))
-                 for name in BUILDERS}
+                 for name in MODULES}
     for name, (count, size) in built.items():
         path = module_path(directory, name)
-        shape = {
-            "scale": f"{DEVICES} devices, call chain {DEPTH} deep",
-            "wide": f"a tuple of {WIDE_OUTPUTS} outputs, a loop state of {WIDE_STATE}",
-            "crowded": f"{CROWDED} temporaries ending at one concatenate",
-            "combined": f"an all-reduce of {COMBINED} operands",
-            "donated": f"{DONATED} parameters donated to outputs",
-        }[name]
+        shape = MODULES[name][1]
         print(f"{name} module: {count} instructions, {shape}, {size / 1e6:.1f} MB ({path})")
         failed = run_commands(args.spmdsim, directory, path) or failed
     if not args.keep:
