@@ -19,16 +19,15 @@
 // --lex-only runs the lexer over the whole text instead (tokens, no IR), to split lexing from
 // parsing when profiling. The exit status is 0, 2 on a usage or I/O error, 3 on a parse error.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "ir/lexer.h"
 #include "ir/parser.h"
+#include "tools/bench_clock.h"
 
 namespace {
 
@@ -38,19 +37,8 @@ struct Options {
   bool lex_only = false;
 };
 
-// A point in time on both clocks.
-struct Stamp {
-  double wall = 0;
-  double cpu = 0;
-};
-
-Stamp Now() {
-  timespec cpu{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-  const auto wall = std::chrono::steady_clock::now().time_since_epoch();
-  return {std::chrono::duration<double>(wall).count(),
-          static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9};
-}
+using spmdsim::bench::Now;
+using spmdsim::bench::Stamp;
 
 // The best (least disturbed) of the repetitions, on each clock.
 struct Best {

@@ -1,6 +1,7 @@
 #include "analyzer/model/module_report.h"
 
 #include <memory>
+#include <string>
 
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/rng_report.h"
@@ -18,21 +19,26 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   report.input = &input;
   Progress& progress = Progress::Get();
   const std::string name(input.module->name);
-  progress.Update(name + ": memory");
+  const auto start = [&](std::string_view part) {
+    if (options.on_part) options.on_part(part);
+    progress.Update(name + ": " + std::string(part));
+  };
+  start("memory");
   const passes::MemoryAnalysisOptions memory =
       SizedMemoryOptions(input, options.memory, options.per_device_for_unpartitioned, analyses);
   report.memory = BuildMemoryReport(input, memory, analyses);
-  progress.Update(name + ": collectives");
+  start("collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;
   report.collectives = passes::AnalyzeCollectives(*analyses, collectives);
-  progress.Update(name + ": rng sites");
+  start("rng sites");
   RngReportInputs rng;
   rng.collectives = &report.collectives;
   rng.baseline = &report.memory.prediction;
   rng.memory = &memory;
   report.rng = BuildRngReport(input, *analyses, rng);
   progress.Clear();
+  if (options.on_part) options.on_part("done");
   return report;
 }
 

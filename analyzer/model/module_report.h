@@ -4,8 +4,10 @@
 // `collectives` and `rng sites`.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/model/memory_report.h"
@@ -24,6 +26,9 @@ struct ModuleReportOptions {
   const passes::Topology* topology = nullptr;
   // Size an unpartitioned module (before_optimizations) per device from its shardings.
   bool per_device_for_unpartitioned = true;
+  // Told each part's name as it starts ("memory", "collectives", "rng sites"), then "done";
+  // none when empty. For benchmarks that time the parts (tools/bench_phases.cc).
+  std::function<void(std::string_view part)> on_part;
 };
 
 struct ModuleReport {
