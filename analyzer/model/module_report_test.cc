@@ -5,6 +5,9 @@
 #include "analyzer/model/module_report.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "analyzer/model/topology_choice.h"
 #include "dump/file_reader.h"
@@ -38,6 +41,30 @@ TEST_CASE("a module's report builds each shared analysis once") {
   CHECK(alone.memory.prediction.peak_bytes == report.memory.prediction.peak_bytes);
   CHECK(alone.rng.totals.sites == report.rng.totals.sites);
   CHECK(alone.rng.remat.peak_bytes_recomputed == report.rng.remat.peak_bytes_recomputed);
+}
+
+TEST_CASE("a report tells its parts as they start, for benchmarks that time them") {
+  dump::LoadOptions load;
+  load.stage = "after_optimizations";
+  dump::LoadOutcome outcome =
+      dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_partitionable_remat", load);
+  REQUIRE_FALSE(outcome.failure);
+  REQUIRE(outcome.inputs.modules.size() == 1);
+  const dump::ModuleInput& input = outcome.inputs.modules[0];
+  passes::ModuleAnalyses analyses(*input.module);
+  std::vector<std::string> parts;
+  std::vector<int> dataflows;  // dataflow analyses built when each part starts
+  ModuleReportOptions options;
+  options.on_part = [&](std::string_view part) {
+    parts.emplace_back(part);
+    dataflows.push_back(analyses.constructions().dataflow);
+  };
+  const ModuleReport report = BuildModuleReport(input, options, &analyses);
+  CHECK(parts == std::vector<std::string>{"memory", "collectives", "rng sites", "done"});
+  // The shared analyses are built in the first part that needs them (memory), so a benchmark
+  // that forces them first times each alone (tools/bench_phases.cc).
+  CHECK(dataflows == std::vector<int>{0, 1, 1, 1});
+  CHECK(report.rng.remat.ran);
 }
 
 TEST_CASE("a module whose file name does not name its platform is scanned for it once") {
