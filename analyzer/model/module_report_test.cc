@@ -16,13 +16,17 @@
 namespace spmdsim::analyzer {
 namespace {
 
-TEST_CASE("a module's report builds each shared analysis once") {
-  // A remat program whose dropout random values are held into the backward pass: the report
-  // runs the remat what-if, so memory is analysed twice on the same analyses.
+// A remat program's optimized module, whose dropout random values are held into the backward
+// pass: its report runs the remat what-if.
+dump::LoadOutcome LoadRematModule() {
   dump::LoadOptions load;
   load.stage = "after_optimizations";
-  dump::LoadOutcome outcome =
-      dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_partitionable_remat", load);
+  return dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_partitionable_remat", load);
+}
+
+TEST_CASE("a module's report builds each shared analysis once") {
+  // The report runs the remat what-if, so memory is analysed twice on the same analyses.
+  const dump::LoadOutcome outcome = LoadRematModule();
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() == 1);
   const dump::ModuleInput& input = outcome.inputs.modules[0];
@@ -44,10 +48,7 @@ TEST_CASE("a module's report builds each shared analysis once") {
 }
 
 TEST_CASE("a report tells its parts as they start, for benchmarks that time them") {
-  dump::LoadOptions load;
-  load.stage = "after_optimizations";
-  dump::LoadOutcome outcome =
-      dump::LoadInputs(SPMDSIM_TESTDATA_DIR "/dumps/dp8_partitionable_remat", load);
+  const dump::LoadOutcome outcome = LoadRematModule();
   REQUIRE_FALSE(outcome.failure);
   REQUIRE(outcome.inputs.modules.size() == 1);
   const dump::ModuleInput& input = outcome.inputs.modules[0];
