@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from corpus import cells, platforms  # noqa: E402
+from corpus import cells, platforms, thirdparty  # noqa: E402
 
 
 def json_safe(v):
@@ -77,7 +77,7 @@ def main(cell_name, result_dir):
     jax.config.update("jax_default_prng_impl", prog["prng_impl"])
     if prog["gpu_kernel_lowering"]:
         jax.config.update("jax_threefry_gpu_kernel_lowering", True)
-    from corpus import models
+    models = thirdparty.program_module(prog)  # corpus.models or corpus.thirdparty.<module>
 
     plat = platforms.PLATFORMS[cell["platform"]]
     mesh_desc = cells.mesh_for(prog, plat["devices"])
@@ -125,10 +125,10 @@ def main(cell_name, result_dir):
         },
         "program": {k: prog[k] for k in ("family", "size", "sharding", "layers", "remat",
                                          "grad_accum_microbatches", "shard_map_key", "modules")},
-        "model": dict(prog["model"], **facts),
+        "model": dict(prog["model"], **{k: v for k, v in facts.items() if k != "program_json"}),
         "modules": modules,
         "optimizer": "optax.adam(1e-3)",
-        "donate_argnums": [0, 1],
+        "donate_argnums": [0, 1], **facts.get("program_json", {}),
     }
     write_json(os.path.join(result_dir, "program.json"), info)
     print(json.dumps(timing))
