@@ -18,6 +18,9 @@ This driver needs only the standard library; run it with any python3:
   python3 tools/gen_dumps.py --only NAME             # one cell (repeatable)
   python3 tools/gen_dumps.py --sample                # the fixed sample CI regenerates
   python3 tools/gen_dumps.py --list
+  python3 tools/gen_dumps.py --thirdparty-src flax=PATH ...  # third-party programs' source
+Third-party programs (tools/corpus/thirdparty/) are read from a source tree given with
+--thirdparty-src NAME=PATH (or SPMDSIM_<NAME>_SRC); their cells are skipped when it is not given.
 """
 
 import argparse
@@ -34,7 +37,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from corpus import cells, platforms  # noqa: E402
+from corpus import cells, platforms, thirdparty  # noqa: E402
 
 DEFAULT_OUT = os.path.join(REPO, "testdata", "dumps")
 MANIFEST = os.path.join(REPO, "testdata", "manifest.json")
@@ -230,6 +233,11 @@ def manifest_entry(cell, out_dir, testdata_root):
         draws = cells.train_draws(prog) if m["role"] == "train" else {
             "sites": m["random_draws"]["sites"], "per_step": m["random_draws"]["per_step"],
             "redrawn_by_remat": 0}
+        if thirdparty.is_thirdparty(prog):  # counted by its module (program.json)
+            draws = {k: m["random_draws"][k] for k in ("sites", "per_step", "redrawn_by_remat",
+                                                       "counted_from", "draws")
+                     if k in m["random_draws"]}
+            draws.setdefault("redrawn_by_remat", 0)
         entry = dict({"jit_name": m["jit_name"], "role": m["role"], "random_draws": draws},
                      **entry)
         modules.append(entry)
@@ -242,6 +250,9 @@ def manifest_entry(cell, out_dir, testdata_root):
     axis_size = dict(zip(info["mesh"]["axes"], info["mesh"]["shape"]))
     per_device = [n // axis_size.get(axis, 1) if axis else n
                   for n, axis in zip(global_shape, cells.activation_spec(prog))]
+    if thirdparty.is_thirdparty(prog):  # its module may say which array (program.json's model)
+        global_shape = model.get("dropout_shape_global", global_shape)
+        per_device = model.get("dropout_shape_per_device", per_device)
     return {
         "name": cell["name"],
         "dir": os.path.relpath(dest, testdata_root),
@@ -270,6 +281,7 @@ def manifest_entry(cell, out_dir, testdata_root):
             "dropout_shape_per_device": per_device,
         },
         "random_draws": train["random_draws"],
+        **({"thirdparty": info["thirdparty"]} if "thirdparty" in info else {}),
         "files": train["files"],
         "memory_analysis": train["memory_analysis"],
         "modules": modules,
@@ -318,12 +330,28 @@ def main():
     ap.add_argument("--sample", action="store_true", help="the fixed sample CI regenerates")
     ap.add_argument("--small-only", action="store_true", help="skip seed-size programs")
     ap.add_argument("--list", action="store_true", help="list cells and exit")
+    ap.add_argument("--thirdparty-src", action="append", default=[], metavar="NAME=PATH",
+                    help="source tree of third-party programs NAME (e.g. flax=/path/to/flax.git; "
+                         "sets SPMDSIM_<NAME>_SRC for the workers)")
+    ap.add_argument("--print-unsourced", action="store_true",
+                    help="print the third-party cells whose source is not given, and exit")
     ap.add_argument("--no-manifest", action="store_true",
                     help="do not rewrite testdata/manifest.json (implied when --out is not the default)")
     ap.add_argument("--manifest", help="write the manifest to this path instead")
     ap.add_argument("--manifest-only", action="store_true",
                     help="compile nothing: rewrite the manifest from the cells already in --out")
     args = ap.parse_args()
+    for spec in args.thirdparty_src:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            ap.error("--thirdparty-src wants NAME=PATH, got %r" % spec)
+        os.environ[thirdparty.source_env(name)] = os.path.abspath(path)
+
+    if args.print_unsourced:
+        for c in cells.CELLS:
+            if thirdparty.missing_source(c["program"]):
+                print(c["name"])
+        return
 
     if args.list:
         for c in cells.CELLS:
@@ -347,6 +375,14 @@ def main():
     for n in args.only or []:
         if n not in cells.BY_NAME:
             ap.error("unknown cell %r (see --list)" % n)
+        if thirdparty.missing_source(cells.BY_NAME[n]["program"]):
+            ap.error("%s: %s" % (n, thirdparty.missing_source(cells.BY_NAME[n]["program"])))
+    unsourced = [c for c in chosen if thirdparty.missing_source(c["program"])]
+    for why in sorted({thirdparty.missing_source(c["program"]) for c in unsourced}):
+        print("skipping %d third-party cell(s): %s" % (
+            sum(thirdparty.missing_source(c["program"]) == why for c in unsourced), why),
+            file=sys.stderr, flush=True)
+    chosen = [c for c in chosen if c not in unsourced]
     missing = sorted({c["env"] for c in chosen if not os.path.exists(venv_python(c["env"]))})
     if missing:
         ap.error("environment(s) %s not set up: run tools/setup_python.sh --env %s" % (

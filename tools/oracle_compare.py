@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compare two dump trees made by tools/gen_dumps.py (committed vs freshly generated).
 
-  python3 tools/oracle_compare.py COMMITTED_DIR FRESH_DIR [--manifest A B]
+  python3 tools/oracle_compare.py COMMITTED_DIR FRESH_DIR [--manifest A B] [--skip NAME ...]
+
+--skip NAME leaves program NAME out of the comparison (both trees and both manifests): the
+third-party cells gen_dumps.py skipped because their source was not given.
 
 Exits 0 when every program directory holds the same files with the same content, 1 otherwise,
 printing a per-file summary and the first lines of each diff.
@@ -11,7 +14,9 @@ Normalization (only what legitimately differs between checkouts, not between XLA
   * absolute paths in quoted strings of the HLO text (the FileNames table that XLA prints
     before the computations, source_file=... in metadata) are reduced to a location-free form:
     ".../site-packages/X" -> "<site-packages>/X", ".../lib/pythonN.M/X" -> "<stdlib>/X",
-    ".../tools/X.py" -> "<repo>/tools/X.py".
+    ".../tools/X.py" -> "<repo>/tools/X.py", and third-party programs' source files
+    (extracted by tools/corpus/thirdparty/ to $TMPDIR/spmdsim_thirdparty/) ".../spmdsim_thirdparty/X"
+    -> "<thirdparty>/X".
   * on XLA:CPU programs (program.json "platform" starting with "cpu"),
     memory_analysis.json's generated_code_size_in_bytes is reported as a NOTE and not failed:
     XLA:CPU compiles for the host's own LLVM target (its CPU features pick the instructions),
@@ -35,6 +40,7 @@ PATH_RULES = [
     (re.compile(r'"[^"\n]*/(?:site|dist)-packages/'), '"<site-packages>/'),
     (re.compile(r'"[^"\n]*/lib/python\d+\.\d+/'), '"<stdlib>/'),
     (re.compile(r'"[^"\n]*/tools/([A-Za-z0-9_./-]+\.py)"'), r'"<repo>/tools/\1"'),
+    (re.compile(r'"[^"\n]*/spmdsim_thirdparty/'), '"<thirdparty>/'),
 ]
 MAX_DIFF_LINES = 25
 
@@ -149,11 +155,13 @@ def compare_file(old_path, new_path, label, out, platform=""):
     return False
 
 
-def compare_trees(old_root, new_root, out):
+def compare_trees(old_root, new_root, out, skip=()):
     ok = True
     nfiles = 0
-    old_progs = sorted(d for d in os.listdir(old_root) if os.path.isdir(os.path.join(old_root, d)))
-    new_progs = sorted(d for d in os.listdir(new_root) if os.path.isdir(os.path.join(new_root, d)))
+    old_progs = sorted(d for d in os.listdir(old_root)
+                       if os.path.isdir(os.path.join(old_root, d)) and d not in skip)
+    new_progs = sorted(d for d in os.listdir(new_root)
+                       if os.path.isdir(os.path.join(new_root, d)) and d not in skip)
     for p in sorted(set(old_progs) - set(new_progs)):
         out.append("MISSING program %s: committed but no longer generated" % p)
         ok = False
@@ -186,14 +194,32 @@ def main(argv):
         i = args.index("--manifest")
         manifest = args[i + 1:i + 3]
         del args[i:i + 3]
+    skip = set()
+    while "--skip" in args:
+        i = args.index("--skip")
+        skip.add(args[i + 1])
+        del args[i:i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     out = []
-    ok, nprog, nfiles = compare_trees(args[0], args[1], out)
+    ok, nprog, nfiles = compare_trees(args[0], args[1], out, skip)
     if manifest:
         nfiles += 1
+        if skip:  # compare the manifests without the skipped programs
+            import tempfile
+            tmp = tempfile.mkdtemp(prefix="oracle_manifest_")
+            for k, path in enumerate(manifest):
+                with open(path) as f:
+                    m = json.load(f)
+                m["programs"] = [p for p in m["programs"] if p["name"] not in skip]
+                manifest[k] = os.path.join(tmp, "%d.manifest.json" % k)
+                with open(manifest[k], "w") as f:
+                    json.dump(m, f, indent=1)
         if not compare_file(manifest[0], manifest[1], "manifest.json", out):
             ok = False
+    if skip:
+        print("oracle: skipped %d program(s) (third-party source not given): %s" % (
+            len(skip), " ".join(sorted(skip))))
     for l in out:
         print(l)
     ndiff = sum(1 for l in out if l.startswith(("DIFF", "MISSING", "NEW")))

@@ -233,5 +233,30 @@ for _p in (True, False):
              desc="JAX 0.4.30, plain JAX, data parallel, %s threefry, remat" % m)
     cell("jax04_cpu8_" + prog["name"], "jax0.4.30", "cpu8", prog)
 
+# --- Third-party programs (tools/corpus/thirdparty/): training steps others wrote, compiled as
+# their authors wrote them. Their source is read at a pinned commit from a tree given to
+# gen_dumps.py (--thirdparty-src NAME=PATH or SPMDSIM_<NAME>_SRC), never vendored; cells whose
+# source is not given are skipped. prog["thirdparty"]["source"] names it. ---
+def _flax_example(platform, example, partitionable, sharding, desc):
+    m = _mode(partitionable)
+    prog = P("flax_%s_%s" % (example, m), family="thirdparty:flax_examples", sharding=sharding,
+             remat=None, partitionable=partitionable,
+             desc="flax's examples/%s train_step (google/flax, third party): %s, %s threefry"
+                  % (example, desc, m),
+             num_layers=2, d_model=64, num_heads=4, d_ff=256, seq_len=32, vocab=256,
+             global_batch=2 * PLATFORM_DEVICES[platform])
+    prog["thirdparty"] = {"source": "flax", "example": example}
+    cell("jax012_%s_%s" % (platform, prog["name"]), "jax0.12.0.1", platform, prog)
+
+
+PLATFORM_DEVICES = {"gpu8": 8, "tpu4": 4}
+for _plat in ("gpu8", "tpu4"):
+    for _p in (True, False):
+        _flax_example(_plat, "wmt", _p, "dp",
+                      "encoder-decoder Transformer, jax.pmap data parallel, 2 per device")
+        _flax_example(_plat, "lm1b", _p, "fsdp",
+                      "decoder-only TransformerLM, jax.jit on its data x fsdp(2) mesh with "
+                      "logical axis rules, 2 per device")
+
 BY_NAME = {c["name"]: c for c in CELLS}
 assert len(BY_NAME) == len(CELLS), "duplicate cell names"

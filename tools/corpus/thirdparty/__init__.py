@@ -20,6 +20,7 @@ NAME=PATH sets it), and skips its cells with a clear message when none is given.
 """
 
 import importlib
+import os
 
 PREFIX = "thirdparty:"
 
@@ -38,3 +39,24 @@ def program_module(prog):
     if is_thirdparty(prog):
         return importlib.import_module("corpus.thirdparty." + module_name(prog))
     return importlib.import_module("corpus.models")
+
+
+def source_env(name):
+    """The environment variable holding the source tree of third-party source NAME."""
+    return "SPMDSIM_%s_SRC" % name.upper().replace("-", "_")
+
+
+def missing_source(prog):
+    """Why a third-party program cannot be built here (its source tree is not given), or None.
+    prog["thirdparty"]["source"] names the source (e.g. "flax"): gen_dumps.py's
+    --thirdparty-src NAME=PATH or the environment variable source_env(NAME) gives its path."""
+    src = (prog.get("thirdparty") or {}).get("source") if is_thirdparty(prog) else None
+    if not src:
+        return None
+    path = os.environ.get(source_env(src))
+    if not path:
+        return ("%s source not given (--thirdparty-src %s=PATH or %s)"
+                % (src, src, source_env(src)))
+    if not os.path.exists(path):
+        return "%s source %s does not exist" % (src, path)
+    return None
