@@ -29,6 +29,14 @@ const LiveRangeAnalysis& ModuleAnalyses::LiveRanges() {
   return *live_ranges_;
 }
 
+const RandomProvenance& ModuleAnalyses::Provenance() {
+  if (!provenance_) {
+    provenance_ = std::make_unique<const RandomProvenance>(RandomProvenance::Run(Dataflow()));
+    ++constructions_.provenance;
+  }
+  return *provenance_;
+}
+
 bool ModuleAnalyses::HasGpuBackendMarks() {
   if (!gpu_backend_marks_) {
     gpu_backend_marks_ = passes::HasGpuBackendMarks(module_);

@@ -22,6 +22,7 @@
 #include "passes/memory/buffer_alias_analysis.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/memory/live_range_analysis.h"
+#include "passes/rng/random_provenance.h"
 
 namespace spmdsim::passes {
 
@@ -35,6 +36,8 @@ class ModuleAnalyses {
   const DataflowAnalysis& Dataflow();
   const AliasAnalysis& Alias();
   const LiveRangeAnalysis& LiveRanges();
+  // Which values hold random bits and which draw made them (passes/rng/random_provenance.h).
+  const RandomProvenance& Provenance();
   // HasGpuBackendMarks (module_facts.h), scanned once: every command asks for the platform.
   bool HasGpuBackendMarks();
   // How many times each computation runs per step (ComputationExecutionCounts), for the
@@ -65,6 +68,7 @@ class ModuleAnalyses {
     int dataflow = 0;
     int alias = 0;
     int live_ranges = 0;
+    int provenance = 0;
     int memory_assignment = 0;
     int gpu_backend_marks = 0;  // scans for them
     int executions = 0;
@@ -77,6 +81,7 @@ class ModuleAnalyses {
   std::unique_ptr<const DataflowAnalysis> dataflow_;
   std::unique_ptr<const AliasAnalysis> alias_;
   std::unique_ptr<const LiveRangeAnalysis> live_ranges_;
+  std::unique_ptr<const RandomProvenance> provenance_;
   std::optional<bool> gpu_backend_marks_;
   std::unique_ptr<const ComputationExecutions> executions_;
   MemoryAssignmentKey memory_assignment_key_;

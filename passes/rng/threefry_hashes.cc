@@ -321,8 +321,11 @@ class DrawFinder {
       rounds[component[i]] = std::max(rounds[component[i]], depth[i]);
     }
     std::map<int, std::set<const HloInstruction*>> holders;
+    std::map<int, std::vector<const HloInstruction*>> members;
     for (int i = 0; i < n; ++i) {
-      if (end_of.count(component[i]) != 0) holders[component[i]].insert(holders_[i]);
+      if (end_of.count(component[i]) == 0) continue;
+      holders[component[i]].insert(holders_[i]);
+      members[component[i]].push_back(rotations_[i]);
     }
     std::unordered_map<const HloInstruction*, std::vector<std::vector<int>>> reaching;
     std::vector<ThreefryDraw> draws;
@@ -333,6 +336,7 @@ class DrawFinder {
       draw.rounds = rounds[c];
       draw.anchor = holders_[end];
       draw.value_number = numbers_[end];
+      draw.rotations = std::move(members[c]);
       for (const HloInstruction* holder : holders[c]) {
         if (holder != draw.anchor) draw.other_holders.push_back(holder);
       }
@@ -383,6 +387,8 @@ class DrawFinder {
       original.other_holders.push_back(draw.anchor);
       original.other_holders.insert(original.other_holders.end(), draw.other_holders.begin(),
                                     draw.other_holders.end());
+      original.rotations.insert(original.rotations.end(), draw.rotations.begin(),
+                                draw.rotations.end());
     }
     for (ThreefryDraw& draw : kept) {
       std::sort(draw.other_holders.begin(), draw.other_holders.end(),

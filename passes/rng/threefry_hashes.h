@@ -79,6 +79,9 @@ struct ThreefryDraw {
   int copies = 1;
   // Equal for copies of the same hash: the same computation of the same values.
   uint64_t value_number = 0;
+  // Every rotation of the draw, its copies' included (passes/rng/random_provenance.h starts
+  // the draw's random bits at each).
+  std::vector<const ir::HloInstruction*> rotations;
 };
 
 // The draws of the module, in the text order of their anchors, then of their last rotations.

@@ -1,0 +1,263 @@
+// Random provenance: on hand-written modules, and on every corpus cell against an oracle read
+// from XLA's own files (the op_names XLA keeps on each value's instruction, and XLA's live-range
+// file), not from spmdsim's definition of random bits.
+#include "passes/rng/random_provenance.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "dump/xla_memory_files.h"
+#include "ir/parser.h"
+#include "passes/module_analyses.h"
+#include "passes/rng/rng_site_analysis.h"
+#include "testing/corpus_files.h"
+#include "testing/corpus_test.h"
+
+namespace spmdsim::passes {
+namespace {
+
+// ---- Hand-written modules ------------------------------------------------------------------
+
+// A threefry2x32 of `lanes` u32 elements in one computation, rounds unrolled as JAX lowers them
+// for GPU and TPU: x0 += x1; x1 = rotl(x1, r) ^ x0, with the key schedule injected every four
+// rounds. Writes instructions named p<prefix><n> and returns the names of the two output lanes.
+std::pair<std::string, std::string> ThreefryText(std::string& out, const std::string& prefix,
+                                                 const std::string& k0, const std::string& k1,
+                                                 const std::string& x0, const std::string& x1,
+                                                 int lanes) {
+  const std::string t = "u32[" + std::to_string(lanes) + "]";
+  int n = 0;
+  const auto name = [&] { return "%" + prefix + std::to_string(n++); };
+  const auto emit = [&](const std::string& text) {
+    const std::string v = name();
+    out += "  " + v + " = " + text + "\n";
+    return v;
+  };
+  const auto bcast = [&](const std::string& scalar) {
+    return emit(t + " broadcast(" + scalar + "), dimensions={}");
+  };
+  const std::string parity = emit("u32[] constant(466688986)");
+  const std::string k2 =
+      emit("u32[] xor(" + emit("u32[] xor(" + k0 + ", " + k1 + ")") + ", " + parity + ")");
+  const std::string ks[3] = {k0, k1, k2};
+  std::string a = emit(t + " add(" + x0 + ", " + bcast(k0) + ")");
+  std::string b = emit(t + " add(" + x1 + ", " + bcast(k1) + ")");
+  const int rotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  for (int round = 0; round < 20; ++round) {
+    const int r = rotations[round % 8];
+    a = emit(t + " add(" + a + ", " + b + ")");
+    const std::string left = emit(t + " shift-left(" + b + ", " +
+                                  bcast(emit("u32[] constant(" + std::to_string(r) + ")")) + ")");
+    const std::string right =
+        emit(t + " shift-right-logical(" + b + ", " +
+             bcast(emit("u32[] constant(" + std::to_string(32 - r) + ")")) + ")");
+    b = emit(t + " xor(" + emit(t + " or(" + left + ", " + right + ")") + ", " + a + ")");
+    if (round % 4 == 3) {
+      const int i = round / 4 + 1;
+      a = emit(t + " add(" + a + ", " + bcast(ks[i % 3]) + ")");
+      b = emit(t + " add(" + b + ", " +
+               bcast(emit("u32[] add(" + ks[(i + 1) % 3] + ", " +
+                          emit("u32[] constant(" + std::to_string(i) + ")") + ")")) +
+               ")");
+    }
+  }
+  return {a, b};
+}
+
+// A step: a key split by one hash (the key derivation), whose first word keys a second hash of
+// 64 counters (the draw); the draw's bits are compared into a mask that selects activations.
+std::string DropoutModule() {
+  std::string text =
+      "HloModule step\n\nENTRY %main (key: u32[2], x: f32[64]) -> (f32[64], u32[2]) {\n";
+  text += "  %key = u32[2] parameter(0)\n";
+  text += "  %x = f32[64] parameter(1)\n";
+  text += "  %ks0 = u32[1] slice(%key), slice={[0:1]}\n";
+  text += "  %k0 = u32[] reshape(%ks0)\n";
+  text += "  %ks1 = u32[1] slice(%key), slice={[1:2]}\n";
+  text += "  %k1 = u32[] reshape(%ks1)\n";
+  text += "  %c0 = u32[2] iota(), iota_dimension=0\n";
+  text += "  %c1 = u32[2] constant({2, 3})\n";
+  const auto [s0, s1] = ThreefryText(text, "split", "%k0", "%k1", "%c0", "%c1", 2);
+  text += "  %newkey = u32[2] add(" + s0 + ", %c0)\n";
+  text += "  %sk = u32[1] slice(" + s1 + "), slice={[0:1]}\n";
+  text += "  %dk0 = u32[] reshape(%sk)\n";
+  text += "  %sk1 = u32[1] slice(" + s0 + "), slice={[1:2]}\n";
+  text += "  %dk1 = u32[] reshape(%sk1)\n";
+  text += "  %d0 = u32[32] iota(), iota_dimension=0\n";
+  text += "  %d1 = u32[32] iota(), iota_dimension=0\n";
+  const auto [b0, b1] = ThreefryText(text, "draw", "%dk0", "%dk1", "%d0", "%d1", 32);
+  text += "  %bits = u32[64] concatenate(" + b0 + ", " + b1 + "), dimensions={0}\n";
+  text += "  %copy.bits = u32[64] copy(%bits)\n";
+  text += "  %threshold = u32[] constant(3865470566)\n";
+  text += "  %thresholds = u32[64] broadcast(%threshold), dimensions={}\n";
+  text += "  %mask = pred[64] compare(%copy.bits, %thresholds), direction=LT\n";
+  text += "  %zero = f32[] constant(0)\n";
+  text += "  %zeros = f32[64] broadcast(%zero), dimensions={}\n";
+  text += "  %dropped = f32[64] select(%mask, %x, %zeros)\n";
+  text += "  ROOT %out = (f32[64], u32[2]) tuple(%dropped, %newkey)\n";
+  text += "}\n";
+  return text;
+}
+
+const ir::HloInstruction* Named(const ir::HloModule& module, std::string_view name) {
+  for (const ir::HloComputation* c : module.computations) {
+    for (const ir::HloInstruction* instr : c->instructions) {
+      if (instr->name == name) return instr;
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("bits, values derived from them, and the key derivation that keys them") {
+  const std::string text = DropoutModule();
+  ir::ParseResult parsed = ir::ParseHloText(std::make_shared<ir::SourceBuffer>("step.txt", text));
+  INFO((parsed.error ? parsed.error->message : std::string()));
+  REQUIRE(parsed.ok());
+  REQUIRE(parsed.modules.size() == 1);
+  const ir::HloModule& module = *parsed.modules[0];
+  ModuleAnalyses analyses(module);
+  const DataflowAnalysis& dataflow = analyses.Dataflow();
+  const RandomProvenance& provenance = analyses.Provenance();
+  const auto value_of = [&](std::string_view name) {
+    const ir::HloInstruction* instr = Named(module, name);
+    REQUIRE(instr != nullptr);
+    return dataflow.UniqueValueAt(dataflow.FirstSlot(instr));
+  };
+  // Two hashes: the split and the draw it keys.
+  REQUIRE(provenance.sources().size() == 2);
+  CHECK(provenance.Kind(value_of("bits")) == RandomKind::kBits);
+  CHECK(provenance.Kind(value_of("copy.bits")) == RandomKind::kBits);
+  CHECK(provenance.IsRandom(value_of("copy.bits")));
+  CHECK(provenance.Kind(value_of("mask")) == RandomKind::kDerived);
+  CHECK(provenance.IsRandom(value_of("mask")));
+  // The dropout's output is the activations', not random.
+  CHECK(provenance.Kind(value_of("dropped")) == RandomKind::kNone);
+  CHECK(provenance.Kind(value_of("thresholds")) == RandomKind::kNone);
+  CHECK(provenance.Kind(value_of("d0")) == RandomKind::kNone);
+  // The split's bits key the draw and leave the step as the next key: key derivation.
+  CHECK(provenance.Kind(value_of("newkey")) == RandomKind::kBits);
+  CHECK_FALSE(provenance.IsRandom(value_of("newkey")));
+  CHECK_FALSE(provenance.IsRandom(value_of("sk")));
+  CHECK(provenance.Source(value_of("bits")) != provenance.Source(value_of("newkey")));
+}
+
+// ---- The corpus, against XLA's files ---------------------------------------------------
+
+// A component of the name stack that is one of jax.random's drawing functions
+// ("jit(_uniform)", "jvp(jit(_bernoulli))"), or its key derivation.
+bool DrawComponent(std::string_view c) {
+  for (const std::string_view wrapper : {"transpose(", "jvp(", "vmap(", "checkpoint("}) {
+    while (c.size() > wrapper.size() && c.substr(0, wrapper.size()) == wrapper && c.back() == ')') {
+      c = c.substr(wrapper.size(), c.size() - wrapper.size() - 1);
+    }
+  }
+  if (c == "random_bits") return true;
+  if (c.size() < 6 || c.substr(0, 5) != "jit(_" || c.back() != ')') return false;
+  const std::string_view f = c.substr(5, c.size() - 6);
+  for (const std::string_view draw :
+       {"uniform", "bernoulli", "normal", "normal_real", "truncated_normal", "randint", "gumbel",
+        "exponential", "gamma", "beta", "categorical", "poisson", "laplace", "logistic", "cauchy",
+        "choice", "permutation", "shuffle", "random_bits"}) {
+    if (f == draw) return true;
+  }
+  return false;
+}
+// jax.random.split and fold_in ("jit(_threefry_split)", "random_split", "jit(_fold_in)"); a bare
+// "split" is jnp.split (replicated mode splits its flat counters in halves).
+bool KeyComponent(std::string_view c) {
+  for (const std::string_view key : {"threefry_split", "random_split", "_split)", "fold_in"}) {
+    if (c.find(key) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// The oracle: XLA's op_name for the value's instruction lies in a drawing function's scope and
+// not in a key derivation's.
+bool InDrawScope(std::string_view op_name) {
+  bool draw = false;
+  while (!op_name.empty()) {
+    const size_t slash = op_name.find('/');
+    const std::string_view c = op_name.substr(0, slash);
+    if (KeyComponent(c)) return false;
+    draw |= DrawComponent(c);
+    if (slash == std::string_view::npos) break;
+    op_name.remove_prefix(slash + 1);
+  }
+  return draw;
+}
+
+SPMDSIM_CORPUS_TEST("random values held into the backward are XLA's value for value", program) {
+  const auto& files = program.at("files");
+  REQUIRE(files.at("live_range").is_string());
+  const std::unique_ptr<ir::HloModule> loaded = testing::LoadCorpusModule(files.at("after"));
+  REQUIRE(loaded);
+  const ir::HloModule& module = *loaded;
+  const dump::XlaLiveRange xla_live = testing::LoadCorpusLiveRange(files.at("live_range"));
+  const dump::XlaLiveRange* live = &xla_live;
+  ModuleAnalyses analyses(module);
+  const RngSiteResult rng = AnalyzeRngSites(analyses);
+  if (rng.backward_start.empty()) return;  // no backward pass
+  REQUIRE(rng.backward_start.size() == 1);
+  std::map<std::string, int64_t> position;
+  for (size_t t = 0; t < live->sequence.size(); ++t) position.emplace(live->sequence[t], t);
+  REQUIRE(position.count(rng.backward_start.begin()->second) == 1);
+  const int64_t boundary = position.at(rng.backward_start.begin()->second);
+  std::unordered_map<std::string_view, const ir::HloInstruction*> by_name;
+  for (const ir::HloComputation* c : module.computations) {
+    for (const ir::HloInstruction* instr : c->instructions) by_name.emplace(instr->name, instr);
+  }
+  const DataflowAnalysis& dataflow = analyses.Dataflow();
+  const RandomProvenance& provenance = analyses.Provenance();
+  std::map<std::string, int32_t> ours;  // XLA's value name -> value id
+  for (const HloValue& value : dataflow.values()) {
+    std::string name = dataflow.ValueName(value);
+    if (name.find('{') == std::string::npos) name += "{}";
+    ours.emplace(name, value.id);
+  }
+  std::set<std::string> expected;
+  std::set<std::string> found;
+  for (const auto& [name, range] : live->ranges) {
+    if (!(range.start < boundary && range.end >= boundary)) continue;
+    const auto value = ours.find(name);
+    if (value == ours.end()) continue;
+    const ir::Shape& shape = dataflow.SlotShape(dataflow.value(value->second).slot);
+    if (!shape.IsArray() || shape.ByteSize() <= 64) continue;  // keys and scalars
+    const ir::HloInstruction* instr = dataflow.value(value->second).instruction;
+    bool xla = InDrawScope(instr->metadata().op_name);
+    // A collective carrying such a value.
+    if (!xla && ir::CollectiveKindOf(instr->opcode) != ir::CollectiveKind::kNone) {
+      for (const ir::HloInstruction* operand : instr->operands) {
+        xla |= InDrawScope(operand->metadata().op_name);
+      }
+    }
+    if (xla) expected.insert(name);
+    if (provenance.IsRandom(value->second)) found.insert(name);
+  }
+  std::vector<std::string> missed;
+  std::vector<std::string> extra;
+  std::set_difference(expected.begin(), expected.end(), found.begin(), found.end(),
+                      std::back_inserter(missed));
+  std::set_difference(found.begin(), found.end(), expected.begin(), expected.end(),
+                      std::back_inserter(extra));
+  for (const std::string& m : missed) {
+    const int32_t id = ours.at(m);
+    const int32_t src = provenance.Source(id);
+    UNSCOPED_INFO("missed " << m << " kind " << RandomKindName(provenance.Kind(id)) << " source "
+                            << src << " "
+                            << (src >= 0 ? provenance.sources()[src].named_by->name : "")
+                            << (src >= 0 && provenance.sources()[src].random ? " random" : "")
+                            << " op " << dataflow.value(id).instruction->metadata().op_name);
+  }
+  for (const std::string& e : extra) UNSCOPED_INFO("extra " << e);
+  INFO(expected.size() << " values held across by XLA's op_names, " << found.size()
+                       << " by provenance");
+  CHECK(missed == std::vector<std::string>{});
+  CHECK(extra == std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace spmdsim::passes
