@@ -50,6 +50,8 @@ SAMPLE = [
     "jax012_cpu8_flax_dp_partitionable_remat", "jax012_gpu8_flax_dp_replicated_remat",
     "jax012_gpu8_plain_dp_partitionable_kernel_remat", "jax012_tpu4_megatron_replicated_remat",
     "jax04_cpu8_plain_dp_partitionable_remat",
+    # MaxText's own train step as MaxText ships it (unsafe_rbg), env maxtext0.2.5: ~10 s.
+    "jax012_tpu4_maxtext_llama_fsdp_unsafe_rbg_remat",
 ]
 
 MODULE_RE = re.compile(r"^module_(\d+)\.(jit_[A-Za-z0-9_]+)\.(.+)$")

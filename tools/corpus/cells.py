@@ -11,6 +11,8 @@ ENVIRONMENTS = {
     "jax0.10.2": {"venv": ".venv", "python": ["3.11"], "short": "jax010"},
     "jax0.12.0.1": {"venv": ".venv-jax0.12.0.1", "python": ["3.12", "3.13"], "short": "jax012"},
     "jax0.4.30": {"venv": ".venv-jax0.4.30", "python": ["3.11"], "short": "jax04"},
+    # JAX 0.12.0.1 plus MaxText 0.2.5 (pip) for thirdparty/maxtext_decoder.py's cells.
+    "maxtext0.2.5": {"venv": ".venv-maxtext0.2.5", "python": ["3.12", "3.13"], "short": "jax012"},
 }
 
 SMALL = dict(num_layers=2, d_model=64, num_heads=4, d_ff=256, seq_len=32, vocab=256,
@@ -257,6 +259,29 @@ for _plat in ("gpu8", "tpu4"):
         _flax_example(_plat, "lm1b", _p, "fsdp",
                       "decoder-only TransformerLM, jax.jit on its data x fsdp(2) mesh with "
                       "logical axis rules, 2 per device")
+
+# MaxText's own train step (thirdparty/maxtext_decoder.py, pip maxtext==0.2.5 in its own venv):
+# a 2-layer llama2 decoder, dropout 0.1, scanned layers with remat_policy full, FSDP over every
+# device, bf16 activations / f32 weights, global batch 16; threefry both ways, and MaxText's
+# own PRNG (train_compile.py: unsafe_rbg with --xla_tpu_spmd_rng_bit_generator_unsafe).
+def _maxtext(platform, rng, partitionable=True, prng_impl="threefry2x32"):
+    prog = P("maxtext_llama_fsdp_%s_remat" % rng, family="thirdparty:maxtext_decoder",
+             sharding="fsdp", layers="scan", remat="full", partitionable=partitionable,
+             prng_impl=prng_impl,
+             desc="MaxText 0.2.5's train_step (third party): llama2 decoder, 2 scanned layers, "
+                  "remat full, FSDP, dropout 0.1, %s" % (
+                      "MaxText's own PRNG (unsafe_rbg)" if prng_impl == "unsafe_rbg"
+                      else rng + " threefry"),
+             num_layers=2, d_model=128, num_heads=4, d_ff=256, seq_len=64, vocab=256,
+             global_batch=16, dtype="bfloat16")
+    prog["thirdparty"] = {"package": "maxtext==0.2.5"}
+    cell("jax012_%s_%s" % (platform, prog["name"]), "maxtext0.2.5", platform, prog)
+
+
+for _plat in ("gpu8", "tpu4"):
+    for _p in (True, False):
+        _maxtext(_plat, _mode(_p), partitionable=_p)
+_maxtext("tpu4", "unsafe_rbg", prng_impl="unsafe_rbg")
 
 BY_NAME = {c["name"]: c for c in CELLS}
 assert len(BY_NAME) == len(CELLS), "duplicate cell names"
