@@ -36,7 +36,7 @@ dump::ModuleInput LoadOne(const std::string& relative) {
   return std::move(outcome.inputs.modules.front());
 }
 
-SPMDSIM_CORPUS_TEST("the module's own text says whether it is partitioned, as XLA's names do",
+SPMDSIM_CORPUS_TEST("the module's own text says whether it is partitioned as XLA's names do",
                     program) {
   for (const json& files : ModuleFiles(program)) {
     if (files.contains("before")) {

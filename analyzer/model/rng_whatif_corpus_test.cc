@@ -1,8 +1,9 @@
 // The flipped-mode what-if against XLA on every mode pair of the corpus: for each program, every
 // twin that differs from it only in how random bits are made (threefry partitionable or
 // replicated, rbg), spmdsim's prediction of the twin's mode from this program's dump, against
-// what XLA did in the twin's dump: the buffer-assignment sizes of its sites' buffers, and the
-// wire bytes of the collectives it inserted for them. Within 5% each, as `rng sites` computes it
+// what XLA did in the twin's dump: the bytes of the buffers holding its random values by XLA's
+// own op_names (testing/xla_random_values.h), and the wire bytes of the collectives it inserted
+// for them. Within 5% each, as `rng sites` computes it
 // (analyzer/model/rng_report.h), told the JAX release that compiled the program as a user would
 // (--jax-version, from the manifest). tools/rng_flip_table.py prints the same pairs as a table.
 #include <catch2/catch.hpp>
@@ -16,7 +17,9 @@
 #include "dump/module_file_set.h"
 #include "dump/module_loader.h"
 #include "dump/xla_memory_files.h"
+#include "passes/module_analyses.h"
 #include "testing/corpus_test.h"
+#include "testing/xla_random_values.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -76,33 +79,40 @@ passes::RngSiteResult Rng(const json& program) {
   return BuildRngReport(input, analyses);
 }
 
-// What XLA materialized and sent for the random bits of `program`: its buffer assignment's sizes
-// of the sites' buffers, and the collectives attributed to them.
+// What XLA materialized and sent for the random bits of `program`: the bytes of the buffers
+// holding XLA's random values (testing/xla_random_values.h: op_names in a drawing function's
+// scope, read from XLA's own files, not spmdsim's definition), and the wire bytes of the
+// collectives attributed to the sites.
 struct XlaRandomBits {
   int64_t memory = 0;
   int64_t wire = 0;
 };
 XlaRandomBits XlaFigures(const json& program, const passes::RngSiteResult& rng) {
+  const std::string path = std::string(SPMDSIM_TESTDATA_DIR) + "/" +
+                           TrainStepFiles(program).at("after").get<std::string>();
+  dump::LoadOutcome outcome = dump::LoadInputs(path);
+  REQUIRE_FALSE(outcome.failure);
+  REQUIRE(outcome.inputs.modules.size() == 1);
+  const ir::HloModule& module = *outcome.inputs.modules[0].module;
   const auto assignment = dump::LoadXlaBufferAssignment(
       std::string(SPMDSIM_TESTDATA_DIR) + "/" +
       TrainStepFiles(program).at("buffer_assignment").get<std::string>());
   REQUIRE(assignment);
-  std::map<std::string, int64_t> size_of;
-  for (const auto& allocation : assignment->allocations) {
-    for (const auto& value : allocation.values) size_of[value.Key()] = value.size;
+  passes::ModuleAnalyses analyses(module);
+  const passes::DataflowAnalysis& dataflow = analyses.Dataflow();
+  std::vector<std::vector<std::string>> buffers;
+  for (const passes::HloBuffer& buffer : analyses.Alias().buffers()) {
+    std::vector<std::string>& names = buffers.emplace_back();
+    for (const int32_t id : buffer.values) {
+      std::string name = dataflow.ValueName(dataflow.value(id));
+      if (name.find('{') == std::string::npos) name += "{}";
+      names.push_back(std::move(name));
+    }
   }
   XlaRandomBits xla;
+  xla.memory = testing::XlaRandomBytes(testing::XlaRandomValues(module, *assignment), buffers);
   for (const passes::RngSite& site : rng.sites) {
-    if (site.purpose != passes::SitePurpose::kBits) continue;
-    xla.wire += site.wire_bytes_per_device;
-    for (const passes::RngSiteBuffer& buffer : site.buffers) {
-      const std::string key =
-          buffer.value.find('{') == std::string::npos ? buffer.value + "{}" : buffer.value;
-      const auto size = size_of.find(key);
-      INFO(site.name << ": " << key);
-      REQUIRE(size != size_of.end());
-      xla.memory += size->second;
-    }
+    if (site.purpose == passes::SitePurpose::kBits) xla.wire += site.wire_bytes_per_device;
   }
   return xla;
 }

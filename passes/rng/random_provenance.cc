@@ -6,13 +6,16 @@
 #include <utility>
 
 #include "passes/rng/philox_expansion.h"
+#include "passes/rng/random_provenance_internal.h"
 #include "passes/rng/rng_site_finder.h"
+#include "passes/rng/rng_value_flow.h"
 #include "passes/rng/threefry_hashes.h"
 
 namespace spmdsim::passes {
 namespace {
 
 using ir::HloComputation;
+
 using ir::HloInstruction;
 using ir::Opcode;
 using ir::PrimitiveType;
@@ -28,28 +31,6 @@ struct Prov {
   bool operator==(const Prov&) const = default;
   bool Random() const { return (flags & (kBitsFlag | kDerivedFlag)) != 0; }
 };
-
-bool IsIntegerType(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kS1:
-    case PrimitiveType::kS2:
-    case PrimitiveType::kS4:
-    case PrimitiveType::kS8:
-    case PrimitiveType::kS16:
-    case PrimitiveType::kS32:
-    case PrimitiveType::kS64:
-    case PrimitiveType::kU1:
-    case PrimitiveType::kU2:
-    case PrimitiveType::kU4:
-    case PrimitiveType::kU8:
-    case PrimitiveType::kU16:
-    case PrimitiveType::kU32:
-    case PrimitiveType::kU64:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Integer arithmetic that keeps random bits random: the rounds of a hash, the shifts and ors
 // that make a uniform's mantissa, a sum where the other operands are zeros (XLA's all-reduce
@@ -146,15 +127,6 @@ bool IsHostMove(const HloInstruction& instr) {
          target == "annotate_device_placement";
 }
 
-bool IsPhiloxRound(const HloInstruction* instr) {
-  if (instr->opcode != Opcode::kMultiply) return false;
-  for (const HloInstruction* operand : instr->operands) {
-    const std::optional<int64_t> c = ScalarConstant(operand);
-    if (c && (*c == kPhiloxMultiplier0 || *c == kPhiloxMultiplier1)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 class ProvenanceBuilder {
@@ -198,7 +170,6 @@ class ProvenanceBuilder {
         if (shape.IsArray() && shape.ElementCount() > kKeyElements) Escape(slot_[s]);
       }
     }
-    FindCounters(result);
     for (const HloValue& value : dataflow_.values()) {
       const Prov& p = slot_[static_cast<size_t>(value.slot)];
       const auto id = static_cast<size_t>(value.id);
@@ -207,73 +178,33 @@ class ProvenanceBuilder {
       } else if ((p.flags & kDerivedFlag) != 0) {
         result.kind_[id] = RandomKind::kDerived;
       }
-      if (result.kind_[id] == RandomKind::kBits || result.kind_[id] == RandomKind::kDerived) {
-        result.source_[id] = p.source;
-      }
+      if (result.kind_[id] != RandomKind::kNone) result.source_[id] = Find(p.source);
+    }
+    FindCounters(result);
+    // Each part of a hash answers for the whole draw.
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      const int32_t draw = Find(static_cast<int32_t>(i));
+      sources_[i].draw = draw;
+      sources_[i].random = sources_[static_cast<size_t>(draw)].random;
+    }
+    for (const auto& [start, s] : starts_) result.starts_.emplace(start, Find(s));
+    for (const auto& [holder, s] : hash_inputs_) {
+      std::vector<int32_t>& draws = result.held_[holder];
+      if (std::find(draws.begin(), draws.end(), Find(s)) == draws.end()) draws.push_back(Find(s));
     }
     result.sources_ = std::move(sources_);
-    result.named_by_ = std::move(named_by_);
     return result;
   }
 
  private:
-  int32_t AddSource(RandomSourceKind kind, const HloInstruction* anchor,
-                    const HloInstruction* named_by) {
-    const auto [at, inserted] =
-        named_by_.try_emplace(named_by, static_cast<int32_t>(sources_.size()));
-    if (inserted) sources_.push_back({kind, anchor, named_by, false});
-    return at->second;
-  }
-
   void FindSources() {
-    for (const ThreefryDraw& draw : FindThreefryDraws(module_)) {
-      const int32_t s =
-          AddSource(RandomSourceKind::kThreefryUnrolled, draw.anchor, draw.last_rotation);
-      for (const HloInstruction* rotation : draw.rotations) starts_[rotation] = s;
-    }
-    for (const HloComputation* c : dataflow_.ControlFlowComputations()) {
-      for (const HloInstruction* instr : c->instructions) {
-        switch (instr->opcode) {
-          case Opcode::kWhile: {
-            // The rolled loop's rotation amounts are loop state (the u32[4] vectors), not
-            // constants: its two lanes are the hash's output.
-            if (!rng_internal::IsThreefryLoopState(instr->shape)) break;
-            int shifts = 0;
-            ForEachNested(instr->Called("body"), [&](const HloInstruction* i) {
-              shifts += i->opcode == Opcode::kShiftLeft ? 1 : 0;
-            });
-            if (shifts < 4) break;
-            starts_[instr] = AddSource(RandomSourceKind::kThreefryRolled, instr, instr);
-            break;
-          }
-          case Opcode::kCustomCall:
-            if (instr->custom_call_target().find("threefry2x32") != std::string_view::npos) {
-              starts_[instr] = AddSource(RandomSourceKind::kThreefryCustomCall, instr, instr);
-            }
-            break;
-          case Opcode::kRngBitGenerator:
-            starts_[instr] = AddSource(RandomSourceKind::kRngBitGenerator, instr, instr);
-            break;
-          case Opcode::kRng:
-            starts_[instr] = AddSource(RandomSourceKind::kRng, instr, instr);
-            break;
-          case Opcode::kFusion: {
-            // XLA:GPU's expansion of rng-bit-generator: Philox rounds in the consumer's fusion.
-            bool philox = false;
-            ForEachNested(instr->Called("calls"),
-                          [&](const HloInstruction* i) { philox |= IsPhiloxRound(i); });
-            if (!philox) break;
-            const int32_t s = AddSource(RandomSourceKind::kPhilox, instr, instr);
-            ForEachNested(instr->Called("calls"), [&](const HloInstruction* i) {
-              if (IsPhiloxRound(i)) starts_.try_emplace(i, s);
-            });
-            break;
-          }
-          default:
-            break;
-        }
-      }
-    }
+    FoundSources found = FindRandomSources(dataflow_);
+    sources_ = std::move(found.sources);
+    lanes_ = std::move(found.lanes);
+    starts_ = std::move(found.starts);
+    generators_ = std::move(found.generators);
+    parent_.resize(sources_.size());
+    for (size_t i = 0; i < parent_.size(); ++i) parent_[i] = static_cast<int32_t>(i);
     // Fusions that hold a source somewhere inside: the only ones whose bodies are walked
     // without random operands.
     for (const auto& [instr, s] : starts_) {
@@ -286,49 +217,25 @@ class ProvenanceBuilder {
     }
   }
 
-  // The values a draw's hash reads that are computed from neither data nor bits, walking up
-  // from the control-flow instructions where its hash starts.
+  // The values a draw's hash reads that are computed from neither data nor bits
+  // (random_provenance_counters.cc).
   void FindCounters(RandomProvenance& result) {
-    constexpr size_t kMaxWalk = 1 << 14;
-    for (const auto& [top, s] : hash_inputs_) {
-      std::vector<const HloInstruction*> pending(top->operands.begin(), top->operands.end());
-      size_t walked = 0;
-      std::set<int32_t> seen;
-      while (!pending.empty() && ++walked < kMaxWalk) {
-        const HloInstruction* at = pending.back();
-        pending.pop_back();
-        const int32_t first = dataflow_.FirstSlot(at);
-        if (first < 0) continue;
-        for (int32_t slot = first; slot < first + dataflow_.SlotSpan(first); ++slot) {
-          const ir::Shape& shape = dataflow_.SlotShape(slot);
-          if (!shape.IsArray() || shape.ElementCount() <= kKeyElements) continue;
-          // Counters are neither data nor bits; the walk goes on through the key the hash
-          // adds into them (another draw's bits that are not random values).
-          const Prov& p = slot_[static_cast<size_t>(slot)];
-          const bool key = p.flags == kBitsFlag && p.source != s && p.source >= 0 &&
-                           !sources_[static_cast<size_t>(p.source)].random;
-          if (p.flags != 0 && !key) continue;
-          for (const int32_t id : dataflow_.ValueSet(slot)) {
-            const auto v = static_cast<size_t>(id);
-            if (!seen.insert(id).second) continue;
-            if (!key && result.kind_[v] == RandomKind::kNone) {
-              result.kind_[v] = RandomKind::kCounters;
-              result.source_[v] = s;
-            }
-            const HloValue& value = dataflow_.value(id);
-            const HloInstruction* def = value.instruction;
-            if (value.is_phi || def->opcode == Opcode::kParameter) continue;
-            const HloInstruction* moved =
-                def->shape.IsTuple()
-                    ? rng_internal::MovedOperand(*def, dataflow_.SlotIndex(value.slot))
-                    : nullptr;
-            if (moved != nullptr) {
-              pending.push_back(moved);
-            } else if (!def->shape.IsTuple()) {
-              pending.insert(pending.end(), def->operands.begin(), def->operands.end());
-            }
-          }
-        }
+    const auto walk = [&](int32_t slot, int32_t s) {
+      // Counters are neither data nor bits; the walk goes on through the key the hash adds into
+      // them (another draw's bits that are not random values).
+      const Prov& p = slot_[static_cast<size_t>(slot)];
+      if (p.flags == 0) return CounterWalk::kCounters;
+      const int32_t t = Find(p.source);
+      const bool key = p.flags == kBitsFlag && t != Find(s) && t >= 0 &&
+                       !sources_[static_cast<size_t>(t)].random;
+      return key ? CounterWalk::kThrough : CounterWalk::kStop;
+    };
+    // The draws of random values first: a key derivation fused beside the draw it keys reads
+    // the same counters' neighbours, and a value is the first walk's.
+    for (const bool random : {true, false}) {
+      for (const auto& [top, s] : hash_inputs_) {
+        if (sources_[static_cast<size_t>(Find(s))].random != random) continue;
+        FindDrawCounters(dataflow_, *top, Find(s), walk, result.kind_, result.source_);
       }
     }
   }
@@ -336,6 +243,8 @@ class ProvenanceBuilder {
   // Which of two bits sources a value mixing both belongs to: the draw that took the other's
   // bits as its key (a hash's rounds add the key schedule into the lanes), else the later one.
   int32_t Pick(int32_t a, int32_t b) const {
+    a = Find(a);
+    b = Find(b);
     if (a < 0 || a == b) return b;
     if (b < 0) return a;
     if (absorbed_.count({a, b}) != 0) return b;
@@ -343,9 +252,31 @@ class ProvenanceBuilder {
     return std::max(a, b);
   }
 
+  // Integer arithmetic on the bits of two draws: a key mixed into the draw that hashes it, or
+  // two parts of one hash (replicated mode's halves, added into one array), which are united.
+  int32_t Mix(int32_t a, int32_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a < 0 || a == b) return b;
+    if (b < 0) return a;
+    if (absorbed_.count({a, b}) != 0) return b;
+    if (absorbed_.count({b, a}) != 0) return a;
+    Unite(a, b);
+    return Find(a);
+  }
+
   void Escape(const Prov& p) {
-    if (p.source >= 0 && p.Random() && !sources_[static_cast<size_t>(p.source)].random) {
-      sources_[static_cast<size_t>(p.source)].random = true;
+    if (current_ != nullptr && p.source >= 0) {
+      // Inside a generator's expansion, what it computes from its state is its own work.
+      const auto generator = generators_.find(current_->parent);
+      if (generator != generators_.end() && Find(generator->second) != Find(p.source)) {
+        absorbed_.insert({Find(p.source), Find(generator->second)});
+        return;
+      }
+    }
+    const int32_t source = Find(p.source);
+    if (source >= 0 && p.Random() && !sources_[static_cast<size_t>(source)].random) {
+      sources_[static_cast<size_t>(source)].random = true;
       changed_ = true;
     }
   }
@@ -353,15 +284,39 @@ class ProvenanceBuilder {
   // A hash starting at `instr` (source `s`) reads `operands`: bits of other draws there are its
   // key.
   Prov Start(int32_t s, const std::vector<Prov>& operands) {
-    if (top_ != nullptr) hash_inputs_.insert({top_, s});
+    s = Find(s);
+    if (top_ != nullptr) AddHashInput(top_, s);
     for (const Prov& p : operands) {
-      if (p.source >= 0 && p.source != s && (p.flags & kBitsFlag) != 0) {
-        absorbed_.insert({p.source, s});
-      } else if (p.source >= 0 && p.source != s) {
+      const int32_t t = Find(p.source);
+      if (t < 0 || t == s) continue;
+      if ((p.flags & kBitsFlag) == 0) {
         Escape(p);  // derived values hashed again
+      } else if (lanes_[static_cast<size_t>(t)] > 0 &&
+                 lanes_[static_cast<size_t>(t)] == lanes_[static_cast<size_t>(s)]) {
+        // The rounds go on in the lanes of the same size: another part of the same hash.
+        Unite(t, s);
+        s = Find(s);
+      } else {
+        absorbed_.insert({t, s});  // a key
       }
     }
     return Prov{kBitsFlag, s};
+  }
+
+  int32_t Find(int32_t s) const {
+    if (s < 0) return s;
+    while (parent_[static_cast<size_t>(s)] != s) s = parent_[static_cast<size_t>(s)];
+    return s;
+  }
+  void Unite(int32_t a, int32_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    const int32_t keep = std::min(a, b);
+    const int32_t gone = std::max(a, b);
+    parent_[static_cast<size_t>(gone)] = keep;
+    sources_[static_cast<size_t>(keep)].random |= sources_[static_cast<size_t>(gone)].random;
+    changed_ = true;
   }
 
   Prov Join(const Prov& a, const Prov& b) const {
@@ -380,7 +335,7 @@ class ProvenanceBuilder {
     int32_t random_source = -1;
     for (const Prov& p : operands) {
       any |= p.flags;
-      if ((p.flags & kBitsFlag) != 0) bits_source = Pick(bits_source, p.source);
+      if ((p.flags & kBitsFlag) != 0) bits_source = Mix(bits_source, p.source);
       if (p.Random()) random_source = Pick(random_source, p.source);
     }
     const bool integer = instr.shape.IsArray() && IsIntegerType(instr.shape.element_type());
@@ -400,7 +355,14 @@ class ProvenanceBuilder {
     for (const Prov& p : read) {
       if (p.Random()) Escape(p);  // random indices or predicates pick data
     }
+    // Bits of two draws moved into one array (the two lanes of a hash concatenated, each
+    // computed in a fusion of its own) are one draw's.
+    int32_t bits = -1;
+    for (const Prov& p : moved) {
+      if ((p.flags & kBitsFlag) != 0) bits = Mix(bits, p.source);
+    }
     for (const Prov& p : moved) out = Join(out, p);
+    if (bits >= 0) out.source = Find(bits);
     for (const Prov& p : read) out.flags |= p.flags & kDataFlag;
     // Data moved beside bits (a concatenate of both): the buffer holds both; it is counted as
     // random only where no data is moved with the bits.
@@ -455,7 +417,8 @@ class ProvenanceBuilder {
   void Evaluate(const HloInstruction& instr) {
     const int32_t out = dataflow_.FirstSlot(&instr);
     if (out < 0) return;
-    if (starts_.count(&instr) != 0) hash_inputs_.insert({&instr, starts_.at(&instr)});
+    current_ = &instr;
+    if (starts_.count(&instr) != 0) AddHashInput(&instr, starts_.at(&instr));
     const auto operand_slot = [&](size_t k) { return dataflow_.FirstSlot(instr.operands[k]); };
     switch (instr.opcode) {
       case Opcode::kParameter:
@@ -486,6 +449,11 @@ class ProvenanceBuilder {
           const int lanes = rng_internal::ThreefryLoopCounters(instr.shape);
           const Prov bits = Start(start->second, {Whole(instr.operands[0])});
           for (int k = 0; k < 2; ++k) Set(dataflow_.ChildSlot(out, lanes + k), bits);
+          // Its body computes the rounds on the same state buffers.
+          for (const HloComputation* c : {body, condition}) {
+            if (c == nullptr || c->parameters.empty() || c->parameters[0] == nullptr) continue;
+            CopyTree(out, dataflow_.FirstSlot(c->parameters[0]));
+          }
           return;
         }
         CopyTree(init, out);
@@ -522,6 +490,31 @@ class ProvenanceBuilder {
         }
         return;
       }
+      case Opcode::kAsyncStart:
+        if (const HloComputation* wrapped = instr.Called("calls"); wrapped != nullptr) {
+          // ((operands...), outputs, context): the wrapped computation reads the operands as
+          // its parameters and hands back its root.
+          for (size_t k = 0; k < instr.operands.size(); ++k) {
+            CopyTree(operand_slot(k), dataflow_.SlotAt(&instr, {0, static_cast<int64_t>(k)}));
+            if (k < wrapped->parameters.size() && wrapped->parameters[k] != nullptr) {
+              CopyTree(operand_slot(k), dataflow_.FirstSlot(wrapped->parameters[k]));
+            }
+          }
+          if (wrapped->root != nullptr) {
+            CopyTree(dataflow_.FirstSlot(wrapped->root), dataflow_.SlotAt(&instr, {1}));
+          }
+          return;
+        }
+        break;
+      case Opcode::kAsyncUpdate:
+        if (!instr.operands.empty()) CopyTree(operand_slot(0), out);
+        return;
+      case Opcode::kAsyncDone:
+        if (!instr.operands.empty() && instr.operands[0]->opcode == Opcode::kAsyncStart) {
+          CopyTree(dataflow_.SlotAt(instr.operands[0], {1}), out);
+          return;
+        }
+        break;
       case Opcode::kRngBitGenerator: {
         // (new state, bits): the state is the next key.
         std::vector<Prov> operands;
@@ -533,6 +526,32 @@ class ProvenanceBuilder {
       }
       default:
         break;
+    }
+    // A collective moving several arrays (XLA's combiners make them), or its start and done:
+    // each output element holds the operand it moves.
+    if (instr.shape.IsTuple() &&
+        (rng_internal::IsMovingCollective(instr.opcode) || rng_internal::IsCollectiveStart(instr) ||
+         instr.opcode == Opcode::kAllGatherDone ||
+         instr.opcode == Opcode::kCollectivePermuteDone)) {
+      bool all = true;
+      for (int32_t s = out; s < out + dataflow_.SlotSpan(out); ++s) {
+        if (!dataflow_.SlotShape(s).IsArray()) continue;
+        ShapeIndex index = dataflow_.SlotIndex(s);
+        const HloInstruction* moved = nullptr;
+        if (rng_internal::IsCollectiveStart(instr) && index.size() == 2 && index[0] == 0) {
+          moved = index[1] < static_cast<int64_t>(instr.operands.size())
+                      ? instr.operands[static_cast<size_t>(index[1])]
+                      : nullptr;
+        } else {
+          moved = rng_internal::MovedOperand(instr, index);
+        }
+        if (moved == nullptr) {
+          all = false;
+          continue;
+        }
+        Set(s, Whole(moved));
+      }
+      if (all) return;
     }
     std::vector<Prov> operands;
     operands.reserve(instr.operands.size());
@@ -635,6 +654,7 @@ class ProvenanceBuilder {
       return fused_[static_cast<size_t>(operand->id)];
     };
     for (const HloInstruction* instr : body->instructions) {
+      current_ = instr;
       std::vector<Prov> operands;
       operands.reserve(instr->operands.size());
       for (const HloInstruction* operand : instr->operands) operands.push_back(of(operand));
@@ -688,17 +708,26 @@ class ProvenanceBuilder {
   const DataflowAnalysis& dataflow_;
   const ir::HloModule& module_;
   std::vector<RandomSource> sources_;
-  std::unordered_map<const HloInstruction*, int32_t> named_by_;
   // Instructions where a draw's bits start (its rotations, the custom call, ...) -> source.
   std::unordered_map<const HloInstruction*, int32_t> starts_;
   std::set<const HloComputation*> holds_source_;
   std::set<std::pair<int32_t, int32_t>> absorbed_;  // (key's draw, the draw hashing it)
+  std::vector<int32_t> parent_;  // union-find over the sources: the parts of one hash
+  std::vector<int64_t> lanes_;   // per source: its unrolled hash's lane elements, else -1
   // Control-flow instructions where a draw's hash starts (the fusion holding its rotations, the
   // rolled loop, the custom call), with the draw.
-  std::set<std::pair<const HloInstruction*, int32_t>> hash_inputs_;
-  const HloInstruction* top_ = nullptr;  // the control-flow fusion whose body is evaluated
-  std::vector<Prov> slot_;               // by slot
-  std::vector<Prov> fused_;              // by instruction id, for fused bodies
+  // In the order first met (deterministic, unlike pointers).
+  std::vector<std::pair<const HloInstruction*, int32_t>> hash_inputs_;
+  std::set<std::pair<const HloInstruction*, int32_t>> hash_input_set_;
+  void AddHashInput(const HloInstruction* top, int32_t s) {
+    if (hash_input_set_.insert({top, s}).second) hash_inputs_.emplace_back(top, s);
+  }
+  const HloInstruction* top_ = nullptr;      // the control-flow fusion whose body is evaluated
+  const HloInstruction* current_ = nullptr;  // the instruction being evaluated
+  // Computations of a Philox expansion (rng-bit-generator's rounds) -> its source.
+  std::unordered_map<const HloComputation*, int32_t> generators_;
+  std::vector<Prov> slot_;   // by slot
+  std::vector<Prov> fused_;  // by instruction id, for fused bodies
   bool changed_ = false;
 };
 
@@ -706,9 +735,14 @@ RandomProvenance RandomProvenance::Run(const DataflowAnalysis& dataflow) {
   return ProvenanceBuilder(dataflow).Run();
 }
 
-int32_t RandomProvenance::SourceAt(const ir::HloInstruction* named_by) const {
-  const auto found = named_by_.find(named_by);
-  return found == named_by_.end() ? -1 : found->second;
+int32_t RandomProvenance::DrawStartingAt(const ir::HloInstruction* start) const {
+  const auto found = starts_.find(start);
+  return found == starts_.end() ? -1 : found->second;
+}
+
+std::vector<int32_t> RandomProvenance::DrawsHeldBy(const ir::HloInstruction* holder) const {
+  const auto found = held_.find(holder);
+  return found == held_.end() ? std::vector<int32_t>{} : found->second;
 }
 
 std::string_view RandomKindName(RandomKind kind) {

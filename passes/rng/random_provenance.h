@@ -75,6 +75,10 @@ struct RandomSource {
   const ir::HloInstruction* named_by = nullptr;
   // Some bits of it are derived from, mixed with data, or leave the step as more than a key.
   bool random = false;
+  // The source standing for the whole draw: XLA may compute a hash's rounds in several places
+  // (its first rounds in one fusion, the last ones after an exchange); each part is a source,
+  // and Source() answers with the draw.
+  int32_t draw = -1;
 };
 
 class RandomProvenance {
@@ -91,15 +95,20 @@ class RandomProvenance {
     return Kind(value_id) != RandomKind::kNone && s >= 0 && sources_[static_cast<size_t>(s)].random;
   }
   const std::vector<RandomSource>& sources() const { return sources_; }
-  // The source made at `anchor` whose op_name comes from `named_by`, or -1.
-  int32_t SourceAt(const ir::HloInstruction* named_by) const;
+  // The draw whose hash starts at `start` (one of its rotations, the rolled loop, the custom
+  // call, the generator), or -1.
+  int32_t DrawStartingAt(const ir::HloInstruction* start) const;
+  // The draws whose hashes start inside `holder` (a fusion or a call of a control-flow
+  // computation, or the loop, custom call or generator itself), in the order found.
+  std::vector<int32_t> DrawsHeldBy(const ir::HloInstruction* holder) const;
 
  private:
   friend class ProvenanceBuilder;
   std::vector<RandomKind> kind_;  // by value id
   std::vector<int32_t> source_;   // by value id
   std::vector<RandomSource> sources_;
-  std::unordered_map<const ir::HloInstruction*, int32_t> named_by_;
+  std::unordered_map<const ir::HloInstruction*, int32_t> starts_;             // start -> draw
+  std::unordered_map<const ir::HloInstruction*, std::vector<int32_t>> held_;  // holder -> draws
 };
 
 std::string_view RandomKindName(RandomKind kind);

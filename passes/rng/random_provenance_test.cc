@@ -10,12 +10,12 @@
 #include <string>
 #include <unordered_map>
 
-#include "dump/xla_memory_files.h"
 #include "ir/parser.h"
 #include "passes/module_analyses.h"
 #include "passes/rng/rng_site_analysis.h"
 #include "testing/corpus_files.h"
 #include "testing/corpus_test.h"
+#include "testing/xla_random_values.h"
 
 namespace spmdsim::passes {
 namespace {
@@ -147,49 +147,6 @@ TEST_CASE("bits, values derived from them, and the key derivation that keys them
 
 // ---- The corpus, against XLA's files ---------------------------------------------------
 
-// A component of the name stack that is one of jax.random's drawing functions
-// ("jit(_uniform)", "jvp(jit(_bernoulli))"), or its key derivation.
-bool DrawComponent(std::string_view c) {
-  for (const std::string_view wrapper : {"transpose(", "jvp(", "vmap(", "checkpoint("}) {
-    while (c.size() > wrapper.size() && c.substr(0, wrapper.size()) == wrapper && c.back() == ')') {
-      c = c.substr(wrapper.size(), c.size() - wrapper.size() - 1);
-    }
-  }
-  if (c == "random_bits") return true;
-  if (c.size() < 6 || c.substr(0, 5) != "jit(_" || c.back() != ')') return false;
-  const std::string_view f = c.substr(5, c.size() - 6);
-  for (const std::string_view draw :
-       {"uniform", "bernoulli", "normal", "normal_real", "truncated_normal", "randint", "gumbel",
-        "exponential", "gamma", "beta", "categorical", "poisson", "laplace", "logistic", "cauchy",
-        "choice", "permutation", "shuffle", "random_bits"}) {
-    if (f == draw) return true;
-  }
-  return false;
-}
-// jax.random.split and fold_in ("jit(_threefry_split)", "random_split", "jit(_fold_in)"); a bare
-// "split" is jnp.split (replicated mode splits its flat counters in halves).
-bool KeyComponent(std::string_view c) {
-  for (const std::string_view key : {"threefry_split", "random_split", "_split)", "fold_in"}) {
-    if (c.find(key) != std::string_view::npos) return true;
-  }
-  return false;
-}
-
-// The oracle: XLA's op_name for the value's instruction lies in a drawing function's scope and
-// not in a key derivation's.
-bool InDrawScope(std::string_view op_name) {
-  bool draw = false;
-  while (!op_name.empty()) {
-    const size_t slash = op_name.find('/');
-    const std::string_view c = op_name.substr(0, slash);
-    if (KeyComponent(c)) return false;
-    draw |= DrawComponent(c);
-    if (slash == std::string_view::npos) break;
-    op_name.remove_prefix(slash + 1);
-  }
-  return draw;
-}
-
 SPMDSIM_CORPUS_TEST("random values held into the backward are XLA's value for value", program) {
   const auto& files = program.at("files");
   REQUIRE(files.at("live_range").is_string());
@@ -225,15 +182,17 @@ SPMDSIM_CORPUS_TEST("random values held into the backward are XLA's value for va
     const auto value = ours.find(name);
     if (value == ours.end()) continue;
     const ir::Shape& shape = dataflow.SlotShape(dataflow.value(value->second).slot);
-    if (!shape.IsArray() || shape.ByteSize() <= 64) continue;  // keys and scalars
+    // Scalars (a reduce's init value, a loop bound) hold no random tensor, whatever their
+    // padded size (XLA:TPU tiles a u32[] to 512 bytes).
+    if (!shape.IsArray() || shape.ElementCount() <= 1) continue;
     const ir::HloInstruction* instr = dataflow.value(value->second).instruction;
-    bool xla = InDrawScope(instr->metadata().op_name);
-    // A collective carrying such a value.
-    if (!xla && ir::CollectiveKindOf(instr->opcode) != ir::CollectiveKind::kNone) {
-      for (const ir::HloInstruction* operand : instr->operands) {
-        xla |= InDrawScope(operand->metadata().op_name);
-      }
-    }
+    // A constant is in a constant allocation for the whole program: not held by anyone.
+    if (instr->opcode == ir::Opcode::kConstant) continue;
+    const std::string_view index = std::string_view(name).substr(name.find('{'));
+    const bool combined = ir::CollectiveKindOf(instr->opcode) != ir::CollectiveKind::kNone &&
+                          instr->operands.size() > 1;
+    const bool xla = (!combined && testing::InDrawScope(testing::OpNameOf(*instr, index))) ||
+                     testing::MovesRandomValue(*instr, index);
     if (xla) expected.insert(name);
     if (provenance.IsRandom(value->second)) found.insert(name);
   }
@@ -257,6 +216,59 @@ SPMDSIM_CORPUS_TEST("random values held into the backward are XLA's value for va
                        << " by provenance");
   CHECK(missed == std::vector<std::string>{});
   CHECK(extra == std::vector<std::string>{});
+}
+
+// Random-bit bytes: the buffers (XLA's sizes; values grouped into buffers by the alias analysis,
+// XLA's HloAliasAnalysis rules) holding a random value by the provenance, against those holding
+// one of XLA's (testing/xla_random_values.h).
+SPMDSIM_CORPUS_TEST("random-bit bytes are XLA's within 1%", program) {
+  const auto& files = program.at("files");
+  const std::unique_ptr<ir::HloModule> loaded = testing::LoadCorpusModule(files.at("after"));
+  REQUIRE(loaded);
+  const dump::XlaBufferAssignment assignment =
+      testing::LoadCorpusBufferAssignment(files.at("buffer_assignment"));
+  const std::map<std::string, int64_t> xla = testing::XlaRandomValues(*loaded, assignment);
+  std::map<std::string, int64_t> size_of;
+  for (const auto& allocation : assignment.allocations) {
+    if (allocation.constant) continue;
+    for (const auto& value : allocation.values) size_of.emplace(value.Key(), value.size);
+  }
+  ModuleAnalyses analyses(*loaded);
+  const DataflowAnalysis& dataflow = analyses.Dataflow();
+  const AliasAnalysis& alias = analyses.Alias();
+  const RandomProvenance& provenance = analyses.Provenance();
+  int64_t expected = 0;
+  int64_t found = 0;
+  std::vector<std::string> missed;
+  std::vector<std::string> extra;
+  for (const HloBuffer& buffer : alias.buffers()) {
+    int64_t size = -1;
+    bool ours = false;
+    bool theirs = false;
+    std::string name;
+    for (const int32_t id : buffer.values) {
+      const HloValue& value = dataflow.value(id);
+      std::string key = dataflow.ValueName(value);
+      if (key.find('{') == std::string::npos) key += "{}";
+      const auto in_xla = size_of.find(key);
+      if (in_xla == size_of.end()) continue;  // not in a non-constant allocation
+      size = std::max(size, in_xla->second);
+      theirs |= xla.count(key) != 0;
+      const ir::Shape& shape = dataflow.SlotShape(value.slot);
+      ours |= provenance.IsRandom(id) && value.instruction->opcode != ir::Opcode::kConstant &&
+              shape.IsArray() && shape.ElementCount() > 1;
+      if (name.empty()) name = key;
+    }
+    if (size < 0) continue;
+    if (theirs) expected += size;
+    if (ours) found += size;
+    if (theirs && !ours) missed.push_back(name);
+    if (ours && !theirs) extra.push_back(name);
+  }
+  for (const std::string& m : missed) UNSCOPED_INFO("missed " << m);
+  for (const std::string& e : extra) UNSCOPED_INFO("extra " << e);
+  INFO("XLA's random-bit bytes " << expected << ", the provenance's " << found);
+  CHECK(std::llabs(found - expected) * 100 <= expected);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/memory/live_range_analysis.h"
 #include "passes/rng/philox_expansion.h"
+#include "passes/rng/random_provenance.h"
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/rng_value_flow.h"
 #include "passes/rng/threefry_hashes.h"
@@ -448,6 +449,38 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
   site.shards = site.global_elements / site.local_elements;
 }
 
+int RngSiteFinder::MemberSite(const DataflowAnalysis& dataflow, const HloValue& value) {
+  int site = -1;
+  const auto shared = shared_anchors_.find(value.instruction);
+  if (shared != shared_anchors_.end()) {
+    // An output of a fusion hashing several draws: the site of the hash it comes from, when
+    // that output is random (not a consumer fused in).
+    const ShapeIndex index = dataflow.SlotIndex(value.slot);
+    if (index.empty()) return -1;  // the tuple of outputs
+    if (index[0] >= 0 && index[0] < static_cast<int64_t>(shared->second.size())) {
+      site = shared->second[index[0]];
+    }
+    if (site >= 0 && !OutputIsRandom(sites_[site], index[0])) site = -1;
+  } else {
+    const auto member = site_of_.find(value.instruction);
+    if (member != site_of_.end()) site = member->second;
+  }
+  // What a collective delivers of a site's values (XLA combines the gathers of several sites
+  // into one all-gather-start): the site of the operand it moves.
+  if (site < 0) {
+    const HloInstruction* moved = MovedOperand(*value.instruction, dataflow.SlotIndex(value.slot));
+    const auto member = moved != nullptr ? site_of_.find(moved) : site_of_.end();
+    if (member != site_of_.end()) site = member->second;
+  }
+  // What XLA hoisted out of the site's loop (a scanned layer's counters and their exchange):
+  // computed once in a caller, but the site's buffers all the same.
+  if (site < 0) {
+    const auto hoisted = hoisted_of_.find(value.instruction);
+    if (hoisted != hoisted_of_.end()) site = hoisted->second;
+  }
+  return site;
+}
+
 void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
                                    const LiveRangeAnalysis* live_ranges) {
   // buffer id -> (site, first member value)
@@ -456,51 +489,68 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
   // site's unless the value is computed from constants alone (checked below, for those buffers
   // only).
   std::vector<std::pair<int32_t, const HloInstruction*>> outside;
+  // The site of each draw the provenance found (random_provenance.h): the site anchored where
+  // the draw's hash starts (its rotation, the loop, the custom call, the generator), or the
+  // fusion holding its rounds; sites drawing bits first (XLA may fuse a key derivation beside
+  // the bits it keys).
+  const RandomProvenance& provenance = analyses_.Provenance();
+  std::unordered_map<const HloInstruction*, int32_t> anchor_draw;
+  for (const RandomSource& source : provenance.sources()) {
+    anchor_draw.try_emplace(source.anchor, source.draw);
+  }
+  std::unordered_map<int32_t, int> source_site;
+  for (const bool bits : {true, false}) {
+    for (size_t s = 0; s < sites_.size(); ++s) {
+      const SiteWork& work = sites_[s];
+      if ((work.site.purpose == SitePurpose::kBits) != bits) continue;
+      std::vector<int32_t> draws;
+      if (work.rotation != nullptr) draws.push_back(provenance.DrawStartingAt(work.rotation));
+      if (draws.empty() || draws[0] < 0) {
+        draws = {provenance.DrawStartingAt(work.anchor)};
+        if (const auto a = anchor_draw.find(work.anchor); draws[0] < 0 && a != anchor_draw.end()) {
+          draws = {a->second};
+        }
+        if (draws[0] < 0 && !work.shares_anchor) draws = provenance.DrawsHeldBy(work.anchor);
+      }
+      for (const int32_t draw : draws) {
+        if (draw >= 0) source_site.try_emplace(draw, static_cast<int>(s));
+      }
+    }
+  }
+  // With the provenance's draws, a site's values are exactly its draw's random values (bits,
+  // what is derived from them alone, its counters); without (a module whose hashes the
+  // provenance does not see, e.g. calls before optimizations), the site's members.
+  const bool by_provenance = !source_site.empty();
   for (const HloValue& value : dataflow.values()) {
     const int32_t buffer = alias.BufferIdOf(value.id);
     int site = -1;
-    const auto shared = shared_anchors_.find(value.instruction);
-    if (shared != shared_anchors_.end()) {
-      // An output of a fusion hashing several draws: the site of the hash it comes from, when
-      // that output is random (not a consumer fused in).
-      const ShapeIndex index = dataflow.SlotIndex(value.slot);
-      if (index.empty()) continue;  // the tuple of outputs
-      if (index[0] >= 0 && index[0] < static_cast<int64_t>(shared->second.size())) {
-        site = shared->second[index[0]];
+    if (by_provenance) {
+      if (provenance.IsRandom(value.id)) {
+        const auto of = source_site.find(provenance.Source(value.id));
+        if (of != source_site.end()) site = of->second;
       }
-      if (site >= 0 && !OutputIsRandom(sites_[site], index[0])) site = -1;
+      if (site < 0) {
+        outside.emplace_back(buffer, value.instruction);
+        continue;
+      }
+      if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
     } else {
-      const auto member = site_of_.find(value.instruction);
-      if (member != site_of_.end()) site = member->second;
-    }
-    // What a collective delivers of a site's values (XLA combines the gathers of several sites
-    // into one all-gather-start): the site of the operand it moves.
-    if (site < 0) {
-      const HloInstruction* moved =
-          MovedOperand(*value.instruction, dataflow.SlotIndex(value.slot));
-      const auto member = moved != nullptr ? site_of_.find(moved) : site_of_.end();
-      if (member != site_of_.end()) site = member->second;
-    }
-    // What XLA hoisted out of the site's loop (a scanned layer's counters and their exchange):
-    // computed once in a caller, but the site's buffers all the same.
-    if (site < 0) {
-      const auto hoisted = hoisted_of_.find(value.instruction);
-      if (hoisted != hoisted_of_.end()) site = hoisted->second;
-    }
-    if (site < 0) {
-      outside.emplace_back(buffer, value.instruction);
-      continue;
-    }
-    if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
-    // The device's position offsets the counters but is no value of the random-number site.
-    if (value.instruction->opcode == Opcode::kPartitionId ||
-        value.instruction->opcode == Opcode::kReplicaId) {
-      continue;
-    }
-    // The output of a hash fused with its consumer is the consumer's, not random bits.
-    if (value.instruction == sites_[site].anchor && !sites_[site].shares_anchor &&
-        !BitsLeave(sites_[site])) {
-      continue;
+      site = MemberSite(dataflow, value);
+      if (site < 0) {
+        outside.emplace_back(buffer, value.instruction);
+        continue;
+      }
+      if (value.instruction->opcode == Opcode::kConstant) continue;  // not a temp buffer in XLA
+      // The device's position offsets the counters but is no value of the random-number site.
+      if (value.instruction->opcode == Opcode::kPartitionId ||
+          value.instruction->opcode == Opcode::kReplicaId) {
+        continue;
+      }
+      // The output of a hash fused with its consumer is the consumer's, not random bits.
+      if (value.instruction == sites_[site].anchor && !sites_[site].shares_anchor &&
+          !BitsLeave(sites_[site])) {
+        continue;
+      }
     }
     value_site_[value.id] = site;
     // Name the buffer after a value in the anchor's computation when it has one (the counters
@@ -583,6 +633,20 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     // Hoisted out of the site's loop: counters the caller computes, not the loop's copies.
     if (out.role == SiteBufferRole::kLoopTemporaries && hoisted_of_.count(value.instruction)) {
       out.role = SiteBufferRole::kCounters;
+    }
+    // What the provenance says the buffer holds, where the instruction alone does not tell:
+    // a generator's bits computed in the computation it was expanded into (XLA:CPU's %rng.N)
+    // are bits, not a loop's copies; a draw's counters anywhere are counters.
+    if (by_provenance) {
+      const RandomKind kind = provenance.Kind(value.id);
+      if (kind == RandomKind::kBits && work.site.kind != SiteKind::kThreefryRolled &&
+          IsCounterRole(out.role)) {
+        out.role = SiteBufferRole::kHashOutputsOrBits;
+      } else if (kind == RandomKind::kCounters && !IsCounterRole(out.role)) {
+        out.role = SiteBufferRole::kCounters;
+      } else if (kind == RandomKind::kDerived && shape.element_type() == ir::PrimitiveType::kPred) {
+        out.role = SiteBufferRole::kMask;
+      }
     }
     // Computed before the hash by JAX's key derivation (XLA:TPU leaves a fold_in's scalar rounds
     // unfused in the dropout's scope): the key, neither the site's counters nor its bits.

@@ -1,7 +1,7 @@
 // Internal to passes/rng/: the state and steps of the RNG site finder, shared by the files that
 // implement it (recognising sites, their members and mode, their buffers and consumers, the
-// findings). Nothing outside passes/rng/rng_site_*.cc includes this; the API is
-// rng_site_analysis.h.
+// findings), and by the random provenance (random_provenance*.cc) for the loop-state and
+// collective helpers. Nothing else includes this; the API is rng_site_analysis.h.
 #pragma once
 
 #include <algorithm>
@@ -218,6 +218,9 @@ class RngSiteFinder {
   // `live_ranges` is null for a module without a schedule.
   void MeasureBuffers(const DataflowAnalysis& dataflow, const AliasAnalysis& alias,
                       const LiveRangeAnalysis* live_ranges);
+  // The site whose members (or what XLA hoisted out of its loop, or a collective moving them)
+  // define `value`; -1 for none. For modules whose draws the provenance does not see.
+  int MemberSite(const DataflowAnalysis& dataflow, const HloValue& value);
   // A collective among a site's instructions is the site's; one elsewhere (XLA combines the
   // collectives of several sites into one variadic op) is shared among the sites whose values its
   // operands hold, in proportion to those operands' bytes.

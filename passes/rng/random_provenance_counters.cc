@@ -1,0 +1,115 @@
+// The counters a draw's hash reads (RandomKind::kCounters), walking up from the control-flow
+// instruction where the hash starts: computed from constants, iotas and the device's position
+// alone, through the key the hash adds into them.
+#include <algorithm>
+#include <set>
+
+#include "passes/rng/random_provenance_internal.h"
+#include "passes/rng/rng_site_finder.h"
+#include "passes/rng/threefry_hashes.h"
+
+namespace spmdsim::passes {
+
+using ir::HloInstruction;
+using ir::Opcode;
+
+bool IsIntegerType(ir::PrimitiveType type) {
+  switch (type) {
+    case ir::PrimitiveType::kS1:
+    case ir::PrimitiveType::kS2:
+    case ir::PrimitiveType::kS4:
+    case ir::PrimitiveType::kS8:
+    case ir::PrimitiveType::kS16:
+    case ir::PrimitiveType::kS32:
+    case ir::PrimitiveType::kS64:
+    case ir::PrimitiveType::kU1:
+    case ir::PrimitiveType::kU2:
+    case ir::PrimitiveType::kU4:
+    case ir::PrimitiveType::kU8:
+    case ir::PrimitiveType::kU16:
+    case ir::PrimitiveType::kU32:
+    case ir::PrimitiveType::kU64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& top, int32_t s,
+                      const std::function<CounterWalk(int32_t slot, int32_t source)>& walk,
+                      std::vector<RandomKind>& kind, std::vector<int32_t>& source) {
+  constexpr size_t kMaxWalk = 1 << 14;
+  // Slot ranges [first, first + span) to walk up from.
+  std::vector<std::pair<int32_t, int32_t>> pending;
+  const auto push = [&](const HloInstruction* instr) {
+    const int32_t first = dataflow.FirstSlot(instr);
+    if (first >= 0) pending.emplace_back(first, dataflow.SlotSpan(first));
+  };
+  if (top.opcode == Opcode::kWhile) {
+    // The rolled loop's counters are its two lanes; the rest of its state is the key schedule
+    // and the rotation amounts.
+    const int lanes = rng_internal::ThreefryLoopCounters(top.shape);
+    const int32_t init = top.operands.empty() ? -1 : dataflow.FirstSlot(top.operands[0]);
+    for (int k = 0; k < 2 && init >= 0; ++k) {
+      const int32_t lane = dataflow.ChildSlot(init, lanes + k);
+      if (lane >= 0) pending.emplace_back(lane, dataflow.SlotSpan(lane));
+    }
+  } else if (top.opcode == Opcode::kRngBitGenerator || top.opcode == Opcode::kRng) {
+    return;  // its operand is the generator's state (a key) or the distribution's bounds
+  } else if (top.opcode == Opcode::kCustomCall) {
+    // cu_threefry2x32(k0, k1, x0, x1): JAX's GPU kernel lowering broadcasts the key words to the
+    // counters' shape; those arrays are the draw's inputs as much as the counters (the scalar
+    // key words themselves are not counted).
+    for (const HloInstruction* operand : top.operands) push(operand);
+  } else {
+    // The key enters a fused hash through its key schedule (ThreefryKeyOperands).
+    const std::vector<const HloInstruction*> keys = top.opcode == Opcode::kFusion
+                                                        ? ThreefryKeyOperands(&top)
+                                                        : std::vector<const HloInstruction*>{};
+    for (const HloInstruction* operand : top.operands) {
+      if (std::find(keys.begin(), keys.end(), operand) == keys.end()) push(operand);
+    }
+  }
+  size_t walked = 0;
+  std::set<int32_t> seen;
+  while (!pending.empty() && ++walked < kMaxWalk) {
+    const auto [first, span] = pending.back();
+    pending.pop_back();
+    for (int32_t slot = first; slot < first + span; ++slot) {
+      const ir::Shape& shape = dataflow.SlotShape(slot);
+      if (!shape.IsArray() || !IsIntegerType(shape.element_type())) continue;
+      // Counters are integer arrays; a scalar (an offset read from a table by the device's
+      // position, a key word) is walked through, not counted.
+      const bool scalar = shape.ElementCount() <= 1;
+      const CounterWalk how = walk(slot, s);
+      if (how == CounterWalk::kStop) continue;
+      for (const int32_t id : dataflow.ValueSet(slot)) {
+        const auto v = static_cast<size_t>(id);
+        if (!seen.insert(id).second) continue;
+        // The hash's input state: counters with the key schedule added (bits of the key's
+        // draw, larger than a key), the lanes XLA:CPU's rolled loop starts from.
+        const bool keyed_counters = how == CounterWalk::kThrough &&
+                                    shape.ElementCount() > kKeyElements &&
+                                    kind[v] == RandomKind::kBits;
+        if ((how == CounterWalk::kCounters && !scalar && kind[v] == RandomKind::kNone) ||
+            keyed_counters) {
+          kind[v] = RandomKind::kCounters;
+          source[v] = s;
+        }
+        const HloValue& value = dataflow.value(id);
+        const HloInstruction* def = value.instruction;
+        if (value.is_phi || def->opcode == Opcode::kParameter) continue;
+        if (def->shape.IsTuple()) {
+          if (const HloInstruction* moved =
+                  rng_internal::MovedOperand(*def, dataflow.SlotIndex(value.slot))) {
+            push(moved);
+          }
+          continue;
+        }
+        for (const HloInstruction* operand : def->operands) push(operand);
+      }
+    }
+  }
+}
+
+}  // namespace spmdsim::passes
