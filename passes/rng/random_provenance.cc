@@ -520,7 +520,8 @@ class ProvenanceBuilder {
         std::vector<Prov> operands;
         for (const HloInstruction* operand : instr.operands) operands.push_back(Whole(operand));
         const Prov bits = Result(instr, operands);
-        const int32_t child = dataflow_.ChildSlot(out, 1);
+        // XLA:TPU's form whose state output is gone returns the bits alone.
+        const int32_t child = instr.shape.IsTuple() ? dataflow_.ChildSlot(out, 1) : out;
         if (child >= 0) Set(child, bits);
         return;
       }

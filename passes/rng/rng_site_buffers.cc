@@ -499,6 +499,7 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
     anchor_draw.try_emplace(source.anchor, source.draw);
   }
   std::unordered_map<int32_t, int> source_site;
+  std::set<int> keys_only;  // bits sites mapped to a draw whose bits only make keys
   for (const bool bits : {true, false}) {
     for (size_t s = 0; s < sites_.size(); ++s) {
       const SiteWork& work = sites_[s];
@@ -513,9 +514,22 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
         if (draws[0] < 0 && !work.shares_anchor) draws = provenance.DrawsHeldBy(work.anchor);
       }
       for (const int32_t draw : draws) {
-        if (draw >= 0) source_site.try_emplace(draw, static_cast<int>(s));
+        if (draw < 0) continue;
+        source_site.try_emplace(draw, static_cast<int>(s));
+        if (bits && !provenance.sources()[static_cast<size_t>(draw)].random) {
+          keys_only.insert(static_cast<int>(s));
+        }
       }
     }
+  }
+  // A hash whose bits only key other draws (or leave the step as a key) derives keys, whatever
+  // its op_name says (unsafe_rbg splits and folds keys with rng-bit-generator itself).
+  for (const int s : keys_only) {
+    bool random = false;
+    for (const auto& [draw, site] : source_site) {
+      random |= site == s && provenance.sources()[static_cast<size_t>(draw)].random;
+    }
+    if (!random) sites_[static_cast<size_t>(s)].site.purpose = SitePurpose::kKey;
   }
   // With the provenance's draws, a site's values are exactly its draw's random values (bits,
   // what is derived from them alone, its counters); without (a module whose hashes the
