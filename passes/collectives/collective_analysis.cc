@@ -556,6 +556,11 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
       } else if (op.kind == CollectiveKind::kCollectivePermute) {
         // XLA's combiner merges permutes with the same pairs into one with many operands.
         op.bytes = LeafBytes(coll->operands, coll->operands.size());
+      } else if (op.kind == CollectiveKind::kAllReduce &&
+                 coll->shape.IsTuple() == (coll->operands.size() > 1)) {
+        // What is reduced is the result's type: XLA:TPU folds a convert into the all-reduce
+        // (f32 operands, bf16 results: bf16 on the wire).
+        op.bytes = coll->shape.LeafDataBytes();
       } else if (op.kind == CollectiveKind::kRecv) {
         op.bytes = coll->shape.IsTuple() && !coll->shape.tuple_shapes().empty()
                        ? coll->shape.tuple_shapes()[0].LeafDataBytes()
