@@ -27,6 +27,10 @@ bool IsPhiloxRound(const HloInstruction* instr) {
   return false;
 }
 
+bool IsThreefryCall(const HloInstruction& instr) {
+  return instr.custom_call_target().find("threefry2x32") != std::string_view::npos;
+}
+
 class SourceFinder {
  public:
   explicit SourceFinder(const DataflowAnalysis& dataflow)
@@ -66,9 +70,18 @@ class SourceFinder {
             break;
           }
           case Opcode::kCustomCall:
-            if (instr->custom_call_target().find("threefry2x32") != std::string_view::npos) {
+            if (IsThreefryCall(*instr)) {
               out_.starts[instr] = AddSource(RandomSourceKind::kThreefryCustomCall, instr, instr);
             }
+            break;
+          case Opcode::kFusion:
+            // XLA:GPU wraps the kernel in a fusion of its own (a dynamic-slice fusion slicing
+            // its counters).
+            ForEachNested(instr->Called("calls"), [&](const HloInstruction* i) {
+              if (i->opcode == Opcode::kCustomCall && IsThreefryCall(*i)) {
+                out_.starts[i] = AddSource(RandomSourceKind::kThreefryCustomCall, instr, i);
+              }
+            });
             break;
           case Opcode::kRngBitGenerator:
             out_.starts[instr] = AddSource(RandomSourceKind::kRngBitGenerator, instr, instr);
