@@ -80,6 +80,11 @@ std::string_view OpNameOf(const ir::HloInstruction& instr, std::string_view inde
     return OpNameOf(*body->root->operands[k], "{}", depth + 1);
   }
   if (!instr.metadata().op_name.empty()) return instr.metadata().op_name;
+  // A fusion XLA wrote no op_name for (XLA:GPU's dynamic-slice fusion around a kernel) is its
+  // root's, as XLA names fusions.
+  if (instr.opcode == ir::Opcode::kFusion && fused != nullptr && fused->root != nullptr) {
+    return fused->root->metadata().op_name;
+  }
   // XLA's copy insertion writes no metadata: a copy holds what it copies; an element of a tuple
   // or of a loop body's state is what its producer computed.
   if (instr.opcode == ir::Opcode::kGetTupleElement && !instr.operands.empty()) {

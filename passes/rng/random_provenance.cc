@@ -121,10 +121,18 @@ bool MovedOperands(const HloInstruction& instr, std::vector<size_t>& moved,
   }
 }
 
-bool IsHostMove(const HloInstruction& instr) {
+// Custom calls that move their operands' bits without computing on them: host offloading,
+// sharding annotations, XLA:TPU's asynchronous collectives and its 64-bit emulation (a u64
+// made of two u32 words and split back).
+bool MovesBits(const HloInstruction& instr) {
   const std::string_view target = instr.custom_call_target();
-  return target == "MoveToHost" || target == "MoveToDevice" ||
-         target == "annotate_device_placement";
+  for (const std::string_view moving :
+       {"MoveToHost", "MoveToDevice", "annotate_device_placement", "Sharding",
+        "SPMDFullToShardShape", "SPMDShardToFullShape", "AsyncCollectiveStart",
+        "AsyncCollectiveDone", "X64Combine", "X64SplitLow", "X64SplitHigh"}) {
+    if (target == moving) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -599,7 +607,7 @@ class ProvenanceBuilder {
       case Opcode::kParameter:
         return Prov{kDataFlag};
       case Opcode::kCustomCall:
-        if (IsHostMove(instr)) return Move(operands, {});
+        if (MovesBits(instr)) return Move(operands, {});
         if (instr.custom_call_target() == "AllocateBuffer") return Prov{};
         for (const Prov& p : operands) Escape(p);
         return Prov{kDataFlag};
