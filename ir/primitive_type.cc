@@ -148,4 +148,26 @@ bool IsArrayType(PrimitiveType type) {
          type != PrimitiveType::kTuple;
 }
 
+bool IsIntegralType(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kS1:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kS16:
+    case PrimitiveType::kS32:
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU1:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kU8:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kU64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace spmdsim::ir

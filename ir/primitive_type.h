@@ -61,4 +61,7 @@ int64_t PrimitiveTypeByteWidth(PrimitiveType type);
 
 bool IsArrayType(PrimitiveType type);
 
+// Signed or unsigned integers of any width (not pred).
+bool IsIntegralType(PrimitiveType type);
+
 }  // namespace spmdsim::ir

@@ -251,26 +251,30 @@ class ProvenanceBuilder {
   // Which of two bits sources a value mixing both belongs to: the draw that took the other's
   // bits as its key (a hash's rounds add the key schedule into the lanes), else the later one.
   int32_t Pick(int32_t a, int32_t b) const {
-    a = Find(a);
-    b = Find(b);
-    if (a < 0 || a == b) return b;
-    if (b < 0) return a;
-    if (absorbed_.count({a, b}) != 0) return b;
-    if (absorbed_.count({b, a}) != 0) return a;
-    return std::max(a, b);
+    const int32_t known = Hashing(a, b);
+    return known != kUnrelated ? known : std::max(Find(a), Find(b));
   }
 
   // Integer arithmetic on the bits of two draws: a key mixed into the draw that hashes it, or
   // two parts of one hash (replicated mode's halves, added into one array), which are united.
   int32_t Mix(int32_t a, int32_t b) {
+    const int32_t known = Hashing(a, b);
+    if (known != kUnrelated) return known;
+    Unite(a, b);
+    return Find(a);
+  }
+
+  // The draw of two that the other's bits key (or the one there is); kUnrelated for two draws
+  // neither of which keys the other.
+  static constexpr int32_t kUnrelated = -2;
+  int32_t Hashing(int32_t a, int32_t b) const {
     a = Find(a);
     b = Find(b);
     if (a < 0 || a == b) return b;
     if (b < 0) return a;
     if (absorbed_.count({a, b}) != 0) return b;
     if (absorbed_.count({b, a}) != 0) return a;
-    Unite(a, b);
-    return Find(a);
+    return kUnrelated;
   }
 
   void Escape(const Prov& p) {
@@ -346,7 +350,7 @@ class ProvenanceBuilder {
       if ((p.flags & kBitsFlag) != 0) bits_source = Mix(bits_source, p.source);
       if (p.Random()) random_source = Pick(random_source, p.source);
     }
-    const bool integer = instr.shape.IsArray() && IsIntegerType(instr.shape.element_type());
+    const bool integer = instr.shape.IsArray() && ir::IsIntegralType(instr.shape.element_type());
     if ((any & kBitsFlag) != 0 && integer && MixesBits(instr.opcode)) {
       return Prov{kBitsFlag, bits_source};
     }

@@ -13,28 +13,6 @@ namespace spmdsim::passes {
 using ir::HloInstruction;
 using ir::Opcode;
 
-bool IsIntegerType(ir::PrimitiveType type) {
-  switch (type) {
-    case ir::PrimitiveType::kS1:
-    case ir::PrimitiveType::kS2:
-    case ir::PrimitiveType::kS4:
-    case ir::PrimitiveType::kS8:
-    case ir::PrimitiveType::kS16:
-    case ir::PrimitiveType::kS32:
-    case ir::PrimitiveType::kS64:
-    case ir::PrimitiveType::kU1:
-    case ir::PrimitiveType::kU2:
-    case ir::PrimitiveType::kU4:
-    case ir::PrimitiveType::kU8:
-    case ir::PrimitiveType::kU16:
-    case ir::PrimitiveType::kU32:
-    case ir::PrimitiveType::kU64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& top, int32_t s,
                       const std::function<CounterWalk(int32_t slot, int32_t source)>& walk,
                       std::vector<RandomKind>& kind, std::vector<int32_t>& source) {
@@ -77,7 +55,7 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
     pending.pop_back();
     for (int32_t slot = first; slot < first + span; ++slot) {
       const ir::Shape& shape = dataflow.SlotShape(slot);
-      if (!shape.IsArray() || !IsIntegerType(shape.element_type())) continue;
+      if (!shape.IsArray() || !ir::IsIntegralType(shape.element_type())) continue;
       // Counters are integer arrays; a scalar (an offset read from a table by the device's
       // position, a key word) is walked through, not counted.
       const bool scalar = shape.ElementCount() <= 1;

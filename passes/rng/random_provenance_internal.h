@@ -12,8 +12,6 @@
 
 namespace spmdsim::passes {
 
-bool IsIntegerType(ir::PrimitiveType type);
-
 // The sources of a module's random bits (random_provenance_sources.cc).
 struct FoundSources {
   std::vector<RandomSource> sources;

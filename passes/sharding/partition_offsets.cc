@@ -19,20 +19,8 @@ constexpr int kMaxDepth = 32;
 constexpr int64_t kMaxDevices = 4096;
 
 bool IsIntegerScalar(const HloInstruction* instr) {
-  if (!instr->shape.IsArray() || instr->shape.ElementCount() != 1) return false;
-  switch (instr->shape.element_type()) {
-    case ir::PrimitiveType::kS8:
-    case ir::PrimitiveType::kS16:
-    case ir::PrimitiveType::kS32:
-    case ir::PrimitiveType::kS64:
-    case ir::PrimitiveType::kU8:
-    case ir::PrimitiveType::kU16:
-    case ir::PrimitiveType::kU32:
-    case ir::PrimitiveType::kU64:
-      return true;
-    default:
-      return false;
-  }
+  return instr->shape.IsArray() && instr->shape.ElementCount() == 1 &&
+         ir::IsIntegralType(instr->shape.element_type());
 }
 
 // The integers of a constant's payload, "{0, 4, 8}" or "7".
