@@ -1,6 +1,7 @@
 #include "passes/rng/random_provenance.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -566,8 +567,9 @@ class ProvenanceBuilder {
       }
       if (all) return;
     }
-    std::vector<Prov> operands;
-    operands.reserve(instr.operands.size());
+    // Scratch kept across instructions (a million of them: no allocation each).
+    std::vector<Prov>& operands = evaluate_operands_;
+    operands.clear();
     for (const HloInstruction* operand : instr.operands) operands.push_back(Whole(operand));
     if (instr.opcode == Opcode::kFusion) {
       top_ = &instr;
@@ -618,14 +620,14 @@ class ProvenanceBuilder {
       default:
         break;
     }
-    std::vector<size_t> moved_k;
-    std::vector<size_t> read_k;
-    if (MovedOperands(instr, moved_k, read_k)) {
-      std::vector<Prov> moved;
-      std::vector<Prov> read;
-      for (const size_t k : moved_k) moved.push_back(operands[k]);
-      for (const size_t k : read_k) read.push_back(operands[k]);
-      return Move(moved, read);
+    moved_k_.clear();
+    read_k_.clear();
+    if (MovedOperands(instr, moved_k_, read_k_)) {
+      moved_.clear();
+      read_.clear();
+      for (const size_t k : moved_k_) moved_.push_back(operands[k]);
+      for (const size_t k : read_k_) read_.push_back(operands[k]);
+      return Move(moved_, read_);
     }
     return Compute(instr, operands);
   }
@@ -668,8 +670,11 @@ class ProvenanceBuilder {
     };
     for (const HloInstruction* instr : body->instructions) {
       current_ = instr;
-      std::vector<Prov> operands;
-      operands.reserve(instr->operands.size());
+      // One scratch vector per depth, made before any is referenced (a deque keeps the
+      // outer levels' references valid while a nested body adds its level).
+      while (body_operands_.size() <= static_cast<size_t>(depth)) body_operands_.emplace_back();
+      std::vector<Prov>& operands = body_operands_[static_cast<size_t>(depth)];
+      operands.clear();
       for (const HloInstruction* operand : instr->operands) operands.push_back(of(operand));
       Prov result;
       if (instr->opcode == Opcode::kParameter) {
@@ -681,7 +686,7 @@ class ProvenanceBuilder {
         }
       } else if (instr->opcode == Opcode::kTuple) {
         std::vector<Prov>& parts = tuples[instr];
-        parts = std::move(operands);
+        parts = operands;
         continue;
       } else if (instr->opcode == Opcode::kGetTupleElement && !instr->operands.empty()) {
         const auto found = tuples.find(instr->operands[0]);
@@ -737,6 +742,14 @@ class ProvenanceBuilder {
   }
   const HloInstruction* top_ = nullptr;      // the control-flow fusion whose body is evaluated
   const HloInstruction* current_ = nullptr;  // the instruction being evaluated
+  // Scratch reused across instructions: Evaluate's operands, Result's moved and read operands,
+  // and the fused bodies' operands by nesting depth.
+  std::vector<Prov> evaluate_operands_;
+  std::vector<size_t> moved_k_;
+  std::vector<size_t> read_k_;
+  std::vector<Prov> moved_;
+  std::vector<Prov> read_;
+  std::deque<std::vector<Prov>> body_operands_;
   // Computations of a Philox expansion (rng-bit-generator's rounds) -> its source.
   std::unordered_map<const HloComputation*, int32_t> generators_;
   std::vector<Prov> slot_;   // by slot

@@ -37,6 +37,18 @@ class SourceFinder {
       : dataflow_(dataflow), module_(dataflow.module()) {}
 
   FoundSources Run() {
+    // One look at every instruction first: most modules without random numbers hold nothing
+    // any source is made of, and are left at that.
+    bool any = false;
+    for (const HloComputation* c : module_.computations) {
+      for (const HloInstruction* i : c->instructions) {
+        any = any || i->opcode == Opcode::kRngBitGenerator || i->opcode == Opcode::kRng ||
+              i->opcode == Opcode::kWhile || IsRotationShift(i) || IsPhiloxRound(i) ||
+              (i->opcode == Opcode::kCustomCall && IsThreefryCall(*i));
+      }
+      if (any) break;
+    }
+    if (!any) return std::move(out_);
     // Hash rounds wherever their chains are cut (XLA:TPU computes a draw's first rounds in one
     // fusion and its last ones after exchanging them between devices): every chain of at least
     // one round group (4 rotations, 4 distinct amounts). The parts of one draw are united where

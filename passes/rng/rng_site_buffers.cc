@@ -493,6 +493,7 @@ void RngSiteFinder::MeasureBuffers(const DataflowAnalysis& dataflow, const Alias
   // the draw's hash starts (its rotation, the loop, the custom call, the generator), or the
   // fusion holding its rounds; sites drawing bits first (XLA may fuse a key derivation beside
   // the bits it keys).
+  if (sites_.empty()) return;  // no random numbers: nothing to measure
   const RandomProvenance& provenance = analyses_.Provenance();
   std::unordered_map<const HloInstruction*, int32_t> anchor_draw;
   for (const RandomSource& source : provenance.sources()) {
