@@ -132,7 +132,10 @@ SiteMode RngSiteFinder::CounterMode(const SiteWork& work) {
   std::function<void(const HloInstruction*, int)> walk = [&](const HloInstruction* instr,
                                                              int depth) {
     if (depth > 12 || !seen.insert(instr).second) return;
-    if (instr->opcode == Opcode::kCollectivePermute || instr->opcode == Opcode::kAllGather) {
+    // Replicated counters span the global array: some collective moves them (any form:
+    // XLA:TPU's all-to-alls, the async pairs).
+    if (ir::CollectiveKindOf(instr->opcode) != ir::CollectiveKind::kNone &&
+        ir::CollectiveKindOf(instr->opcode) != ir::CollectiveKind::kAllReduce) {
       exchanged = true;
     }
     if (instr->metadata().op_name.find("iota_2x32_shape") != std::string_view::npos)
