@@ -6,20 +6,16 @@
 #include <unordered_map>
 #include <utility>
 
-#include "passes/rng/philox_expansion.h"
 #include "passes/rng/random_provenance_internal.h"
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/rng_value_flow.h"
-#include "passes/rng/threefry_hashes.h"
 
 namespace spmdsim::passes {
 namespace {
 
 using ir::HloComputation;
-
 using ir::HloInstruction;
 using ir::Opcode;
-using ir::PrimitiveType;
 
 // What one element of a value holds while the analysis runs: flags that join by union.
 constexpr uint8_t kBitsFlag = 1;
@@ -93,7 +89,6 @@ bool MovedOperands(const HloInstruction& instr, std::vector<size_t>& moved,
     case Opcode::kAllGatherStart:
     case Opcode::kAllGatherDone:
     case Opcode::kAllToAll:
-    case Opcode::kRaggedAllToAll:
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone:
@@ -111,6 +106,7 @@ bool MovedOperands(const HloInstruction& instr, std::vector<size_t>& moved,
       first_then_read(1);
       return true;
     case Opcode::kDynamicUpdateSlice:
+    case Opcode::kRaggedAllToAll:  // (input, output buffer, offsets and sizes...)
       first_then_read(2);
       return true;
     case Opcode::kSelect:
