@@ -26,6 +26,19 @@ bool StackFrameIndex::Resolve(int64_t stack_frame_id, std::string_view& file, in
   return true;
 }
 
+std::vector<std::string> StackFrameIndex::Stack(int64_t stack_frame_id) const {
+  std::vector<std::string> stack;
+  // Each step moves to a parent; more steps than frames means the chain loops.
+  for (int64_t id = stack_frame_id; id > 0 && stack.size() < frames.size();
+       id = frames[static_cast<size_t>(id - 1)].parent_frame_id) {
+    std::string_view file;
+    int64_t line = 0;
+    if (!Resolve(id, file, line)) break;
+    stack.push_back(std::string(file) + ":" + std::to_string(line));
+  }
+  return stack;
+}
+
 const Metadata HloInstruction::kNoMetadata;
 const std::vector<HloInstruction*> HloInstruction::kNoInstructions;
 const std::vector<CalledComputation> HloInstruction::kNoCalledComputations;

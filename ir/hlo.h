@@ -207,7 +207,7 @@ struct StackFrameIndex {
   };
   struct Frame {
     int64_t file_location_id = 0;
-    int64_t parent_frame_id = 0;
+    int64_t parent_frame_id = 0;  // XLA's proto field: 1-based, 0 for a root frame
   };
   std::vector<std::string_view> file_names;
   std::vector<std::string_view> function_names;
@@ -217,6 +217,9 @@ struct StackFrameIndex {
   bool empty() const { return raw.empty(); }
   // The innermost frame's file and line; false when the id does not resolve.
   bool Resolve(int64_t stack_frame_id, std::string_view& file, int64_t& line) const;
+  // Every frame of the stack, innermost first, as "file:line"; empty when the id does not
+  // resolve. A parent chain that loops or leaves the table ends the stack there.
+  std::vector<std::string> Stack(int64_t stack_frame_id) const;
 };
 
 class HloModule {

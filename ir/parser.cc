@@ -141,7 +141,9 @@ void HloParser::ParseStackFrameIndex(StackFrameIndex& index) {
             StackFrameIndex::Frame frame;
             fields([&](std::string_view key, int64_t value) {
               if (key == "file_location_id") frame.file_location_id = value;
-              if (key == "parent_frame_id") frame.parent_frame_id = value;
+              // XLA prints the proto's parent id plus one (HloModule::Print):
+              // 1 is a root frame, p the frame p - 1.
+              if (key == "parent_frame_id") frame.parent_frame_id = value - 1;
             });
             index.frames.push_back(frame);
           },

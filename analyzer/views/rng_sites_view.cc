@@ -90,6 +90,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     s["shards_from_unpartitioned"] = site.shards_from_unpartitioned;
     s["op_name"] = site.op_name;
     s["source"] = site.source;
+    s["call_stack"] = site.call_stack;
     s["consumers"] = site.consumers;
     s["materialized_bytes"] = site.materialized_bytes;
     s["counter_bytes"] = site.counter_bytes;

@@ -55,7 +55,11 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
     pending.pop_back();
     for (int32_t slot = first; slot < first + span; ++slot) {
       const ir::Shape& shape = dataflow.SlotShape(slot);
-      if (!shape.IsArray() || !ir::IsIntegralType(shape.element_type())) continue;
+      // A predicate over counters (iota_2x32_shape's carry into the high word) is part of them.
+      if (!shape.IsArray() || (!ir::IsIntegralType(shape.element_type()) &&
+                               shape.element_type() != ir::PrimitiveType::kPred)) {
+        continue;
+      }
       // Counters are integer arrays; a scalar (an offset read from a table by the device's
       // position, a key word) is walked through, not counted.
       const bool scalar = shape.ElementCount() <= 1;

@@ -130,6 +130,9 @@ struct RngSite {
   std::string op_name;  // the anchor's
   std::string scope;    // op_name prefix that defines the site
   std::string source;   // "file.py:76"
+  // The draw's call stack, innermost first ("path/file.py:76"), where the dump's stack-frame
+  // table gives it: the frame in the user's own code tells draws of one library line apart.
+  std::vector<std::string> call_stack;
   std::vector<std::string>
       consumers;  // "dropout (mask and select) in select_add_fusion.3 (forward)"
   // Instructions outside the site that read its bits (dropouts, fusions computing from them);

@@ -163,8 +163,11 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     }
   }
   // A hash fused with its consumer: the bits never leave the fusion; their shape is the lanes'.
+  const ir::Shape* lanes = work.lanes;
   if (anchor->opcode == Opcode::kFusion && !BitsLeave(work)) {
-    tensor = work.lanes != nullptr ? work.lanes : HashLaneShape(anchor->Called("calls"));
+    if (lanes == nullptr) lanes = HashLaneShape(anchor->Called("calls"));
+    tensor = lanes;
+    tensor_from_reader = false;
     bits = nullptr;
   }
   // The hash's (x0, x1) outputs themselves: replicated mode's bits are both halves.
@@ -216,8 +219,8 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
     // lanes like any elementwise op and offsets each device's counters.
     const int64_t slices = site.kind == SiteKind::kThreefryExpanded ? EvaluatedShards(work) : 0;
     site.shards_known = !work.offsets_elided;
-    if (site.mode == SiteMode::kReplicated && work.lanes != nullptr && !tensor_from_reader &&
-        site.local_elements == work.lanes->ElementCount()) {
+    if (site.mode == SiteMode::kReplicated && lanes != nullptr && !tensor_from_reader &&
+        site.local_elements == lanes->ElementCount()) {
       site.local_elements = ir::SaturatingMul(site.local_elements, 2);
       site.shape = {site.local_elements};
     }

@@ -142,9 +142,14 @@ SiteMode RngSiteFinder::CounterMode(const SiteWork& work) {
       u64_iota = true;
     const auto look = [&](const HloInstruction* inner) {
       if (inner->opcode != Opcode::kIota) return;
-      if (inner->shape.element_type() == PrimitiveType::kU64) {
+      // JAX's partitionable counters are iota_2x32_shape's per-element global indices; its
+      // replicated counters one flat u32 iota, which XLA may rewrite into iotas of the tensor's
+      // dimensions (XLA:TPU computes the flat index from them): by op_name, not rank.
+      if (inner->shape.element_type() == PrimitiveType::kU64 ||
+          inner->metadata().op_name.find("iota_2x32_shape") != std::string_view::npos) {
         u64_iota = true;
-      } else if (inner->shape.rank() == 1) {
+      } else if (inner->shape.rank() == 1 || (inner->shape.element_type() == PrimitiveType::kU32 &&
+                                              inner->metadata().op_name.ends_with("/iota"))) {
         flat_iota = true;
       }
     };

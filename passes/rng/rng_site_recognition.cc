@@ -338,6 +338,10 @@ void RngSiteFinder::AddSite(const HloInstruction* anchor, SiteKind kind, const s
           : RngScope(op_name);
   work.site.phase = RngPhase(op_name);
   for (const HloInstruction* where : {anchor, context_call}) {
+    if (where == nullptr || !work.site.call_stack.empty()) continue;
+    work.site.call_stack = module_.stack_frames.Stack(where->metadata().stack_frame_id);
+  }
+  for (const HloInstruction* where : {anchor, context_call}) {
     if (where == nullptr || !work.site.source.empty()) continue;
     std::string_view file;
     int64_t line = 0;

@@ -443,6 +443,9 @@ def build_wmt(prog, mesh):
     draws = wmt_draws(config, config.per_device_batch_size)
     for d in draws:
         d["shape_global"] = [d["shape"][0] * n] + d["shape"][1:]
+        # Under pmap each device draws its own array from its own key (the stacked
+        # "global" array is the devices' draws side by side, never one partitioned draw).
+        d["drawn_on_each_device"] = True
     facts = _facts(config, n * config.per_device_batch_size, params, n, draws, dropout_rngs,
                    global_is_stacked=True)
     facts["program_json"] = {
