@@ -34,10 +34,18 @@ def mode_pairs():
     return pairs
 
 
+def train_module(program):
+    """The jit name of the program's training step (jit__fun for a pmapped step)."""
+    with open("testdata/manifest.json") as f:
+        entry = next(p for p in json.load(f)["programs"] if p["name"] == program)
+    return next((m["jit_name"] for m in entry.get("modules", []) if m.get("role") == "train"),
+                "jit_train_step")
+
+
 def rng_sites(spmdsim, program, jax_version=None):
     version = ["--jax-version", jax_version] if jax_version else []
     out = subprocess.run([spmdsim, "rng", "sites", f"testdata/dumps/{program}", "--format", "json",
-                          "--module", "jit_train_step", "--stage", "after", *version],
+                          "--module", train_module(program), "--stage", "after", *version],
                          capture_output=True, text=True, check=True)
     modules = json.loads(out.stdout)["modules"]
     return next(m for m in modules if m["stage"] == "after_optimizations")["rng"]

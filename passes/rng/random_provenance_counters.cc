@@ -85,6 +85,33 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
           if (const HloInstruction* moved =
                   rng_internal::MovedOperand(*def, dataflow.SlotIndex(value.slot))) {
             push(moved);
+          } else if (def->opcode == Opcode::kFusion) {
+            // An output a multi-output fusion computes from counters alone (XLA:GPU converts
+            // iota_2x32_shape's strides into both counter words in one fusion): what it reads.
+            const std::vector<std::vector<int64_t>> reads = RootParameters(def->Called("calls"));
+            const ShapeIndex index = dataflow.SlotIndex(value.slot);
+            std::vector<const HloInstruction*> read;
+            bool counters_only =
+                index.size() == 1 && index[0] >= 0 && static_cast<size_t>(index[0]) < reads.size();
+            for (size_t k = 0; counters_only && k < reads[static_cast<size_t>(index[0])].size();
+                 ++k) {
+              const int64_t p = reads[static_cast<size_t>(index[0])][k];
+              const HloInstruction* operand =
+                  p >= 0 && static_cast<size_t>(p) < def->operands.size()
+                      ? def->operands[static_cast<size_t>(p)]
+                      : nullptr;
+              const int32_t slot = operand != nullptr ? dataflow.FirstSlot(operand) : -1;
+              // Arrays larger than a key, computed from neither data nor bits (not the step's
+              // key words, which the hash's key schedule reads).
+              counters_only = slot >= 0 && operand->opcode != Opcode::kParameter &&
+                              dataflow.SlotShape(slot).IsArray() &&
+                              dataflow.SlotShape(slot).ElementCount() > kKeyElements &&
+                              walk(slot, s) == CounterWalk::kCounters;
+              read.push_back(operand);
+            }
+            if (counters_only) {
+              for (const HloInstruction* operand : read) push(operand);
+            }
           }
           continue;
         }
