@@ -130,7 +130,12 @@ RngGeometry RngSiteFinder::GeometryOf(const SiteWork& work) const {
   geometry.unrolled = site.kind == SiteKind::kThreefryExpanded;
   geometry.hash_call = site.kind == SiteKind::kThreefryCustomCall;
   geometry.tpu_exchange = options_.platform == Platform::kTpu && geometry.unrolled;
-  geometry.local_shape = site.shape;
+  // Inner dimensions of extent 1 ([B, 1, D], a mask broadcast over the length) lay nothing out:
+  // XLA reshapes them away as bitcasts, and the lowering sees the tensor without them. The
+  // leading dimension is the device's rows, whatever their number.
+  for (size_t d = 0; d < site.shape.size(); ++d) {
+    if (d == 0 || site.shape[d] != 1) geometry.local_shape.push_back(site.shape[d]);
+  }
   geometry.concat = options_.concat;
   return geometry;
 }

@@ -321,15 +321,24 @@ int64_t RngSiteFinder::TableShards(const SiteWork& work) {
       if (operand->opcode != Opcode::kPartitionId && operand->opcode != Opcode::kReplicaId) {
         continue;
       }
-      bool via_table = false;
+      // The device's offset along each split dimension, one table per dimension indexed by
+      // partition id: the shards are the distinct offset tuples (a tensor split 4 ways on its
+      // rows and 2 on its columns reads a 4-valued and a 2-valued table: 8 shards).
+      std::vector<std::vector<int64_t>> tables;
       for (const HloInstruction* other : counter->operands) {
-        const std::vector<int64_t> table = ArrayConstant(other);
+        std::vector<int64_t> table = ArrayConstant(other);
         if (table.size() > 1 && static_cast<int64_t>(table.size()) == module_.num_partitions) {
-          via_table = true;
-          shards = std::max<int64_t>(
-              shards, static_cast<int64_t>(std::set<int64_t>(table.begin(), table.end()).size()));
+          tables.push_back(std::move(table));
         }
       }
+      const bool via_table = !tables.empty();
+      std::set<std::vector<int64_t>> tuples;
+      for (size_t p = 0; via_table && p < tables[0].size(); ++p) {
+        std::vector<int64_t> tuple;
+        for (const std::vector<int64_t>& table : tables) tuple.push_back(table[p]);
+        tuples.insert(std::move(tuple));
+      }
+      shards = std::max<int64_t>(shards, static_cast<int64_t>(tuples.size()));
       if (!via_table) shards = std::max<int64_t>(shards, module_.num_partitions);
     }
     for (const HloInstruction* producer : Producers(counter)) walk(producer, depth + 1);
