@@ -155,7 +155,8 @@ RngSiteResult RngSiteFinder::Run() {
   const DataflowAnalysis& dataflow = analyses_.Dataflow();
   for (SiteWork& work : sites_) {
     for (const HloInstruction* key : work.keys) {
-      if (const HloInstruction* hit = PartitionDependency(dataflow, key)) {
+      if (const HloInstruction* hit =
+              PartitionDependency(dataflow, key, work.site.kind == SiteKind::kRngBitGenerator)) {
         work.site.key_depends_on_partition = true;
         work.site.key_dependency = std::string(hit->name);
         break;

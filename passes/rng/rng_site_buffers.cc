@@ -259,6 +259,20 @@ void RngSiteFinder::DescribeShapes(SiteWork& work) {
       site.shards = site.local_elements > 0 ? site.global_elements / site.local_elements : 1;
     }
   }
+  // A sharded rng-bit-generator: XLA's partitioner has each shard generate its own piece from
+  // the state plus the shard's offset (a device-position value added into the state), so the
+  // tensor is the pieces of the distinct offsets. A key the user derived from the device's
+  // position (shard_map) makes each device's draw its own instead.
+  if (anchor->opcode == Opcode::kRngBitGenerator && !anchor->operands.empty() &&
+      !site.key_depends_on_partition) {
+    const int64_t slices = DistinctDeviceSlices(DeviceOffsets({anchor->operands[0]}),
+                                                module_.num_partitions, module_.replica_count);
+    if (slices > 1 && site.local_elements > 0) {
+      site.shards = slices;
+      site.global_elements = ir::SaturatingMul(site.local_elements, slices);
+      site.shards_known = true;
+    }
+  }
   if (SizableFromSource(site)) SizeFromUnpartitionedDraw(site);
   // The cu_threefry2x32 call is not partitioned: its counters are the global ones, they tell no
   // split.

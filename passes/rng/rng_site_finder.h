@@ -205,8 +205,14 @@ class RngSiteFinder {
   // The partition-id or replica-id the values of `key` are computed from, if any: by dataflow,
   // element by element through tuples, calls and loops (a loop carrying the key beside
   // per-device state does not make the key per-device).
+  // `derived_keys_only` (rng-bit-generator): XLA's partitioner gives each shard of a sharded
+  // generator its own stream by adding the shard's offset (a table read by partition-id) into
+  // the state; that is the generator's partitioning, not the user's key. The walk then follows
+  // the key's own bits back, and a value computed from the device's position counts only where a
+  // key derivation (split, fold_in: a hash) takes it in.
   const HloInstruction* PartitionDependency(const DataflowAnalysis& dataflow,
-                                            const HloInstruction* key);
+                                            const HloInstruction* key,
+                                            bool derived_keys_only = false);
   void CollectMembers();
   void DescribeShapes(SiteWork& work);
   // A site whose offsets cannot be read: its global size from the unpartitioned program's draw.

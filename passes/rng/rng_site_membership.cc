@@ -15,6 +15,7 @@
 #include "passes/memory/buffer_alias_analysis.h"
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/rng/philox_expansion.h"
+#include "passes/rng/random_provenance.h"
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/threefry_hashes.h"
 #include "passes/sharding/partition_offsets.h"
@@ -348,7 +349,61 @@ int64_t RngSiteFinder::TableShards(const SiteWork& work) {
 }
 
 const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis& dataflow,
-                                                         const HloInstruction* key) {
+                                                         const HloInstruction* key,
+                                                         bool derived_keys_only) {
+  if (derived_keys_only) {
+    // The key's bits back to the hashes that made them; past a hash, everything it read.
+    const RandomProvenance& provenance = analyses_.Provenance();
+    constexpr size_t kMaxSteps = 1 << 16;
+    std::vector<std::pair<int32_t, bool>> pending;  // value, past a hash
+    std::set<std::pair<int32_t, bool>> seen;
+    const auto push = [&](const HloInstruction* instr, bool past, const ShapeIndex& index = {}) {
+      const int32_t first =
+          index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index);
+      for (int32_t s = first; first >= 0 && s < first + dataflow.SlotSpan(first); ++s) {
+        for (const int32_t id : dataflow.ValueSet(s)) pending.emplace_back(id, past);
+      }
+    };
+    push(key, false);
+    while (!pending.empty() && seen.size() < kMaxSteps) {
+      const auto [id, past] = pending.back();
+      pending.pop_back();
+      if (!seen.insert({id, past}).second) continue;
+      const HloValue& value = dataflow.value(id);
+      const HloInstruction* defining = value.instruction;
+      if (past &&
+          (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId)) {
+        return defining;
+      }
+      if (past && defining->opcode == Opcode::kFusion) {
+        const HloInstruction* inner = nullptr;
+        ForEachNested(defining->Called("calls"), [&](const HloInstruction* i) {
+          if (inner == nullptr &&
+              (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
+            inner = i;
+          }
+        });
+        if (inner != nullptr) return inner;
+      }
+      if (!past && provenance.Kind(id) != RandomKind::kBits) continue;
+      const bool hash = !provenance.DrawsHeldBy(defining).empty();
+      if (value.is_phi && defining->opcode == Opcode::kParameter && defining->parent != nullptr) {
+        for (const HloInstruction* caller : defining->parent->callers) {
+          if (caller->opcode == Opcode::kWhile && !caller->operands.empty()) {
+            // A loop-carried element: what the loop starts with and its body hands back there.
+            const ShapeIndex index = dataflow.SlotIndex(value.slot);
+            push(caller->operands[0], past, index);
+            const HloComputation* body = caller->Called("body");
+            if (body != nullptr && body->root != nullptr) push(body->root, past, index);
+          }
+        }
+        continue;
+      }
+      if (defining->opcode == Opcode::kParameter) continue;
+      for (const HloInstruction* operand : defining->operands) push(operand, past || hash);
+    }
+    return nullptr;
+  }
   constexpr size_t kMaxValues = 1 << 16;
   std::vector<int32_t> pending;
   dependency_seen_.resize(dataflow.values().size());

@@ -112,6 +112,42 @@ std::optional<int64_t> BitwiseOp(Opcode opcode, int64_t a, int64_t b, ir::Primit
   }
 }
 
+// Whether the body of `loop` hands element k of its state back unchanged.
+bool KeepsElement(const HloInstruction* loop, size_t k) {
+  const ir::HloComputation* body = loop->Called("body");
+  if (body == nullptr || body->root == nullptr || body->root->opcode != Opcode::kTuple ||
+      k >= body->root->operands.size() || body->parameters.empty()) {
+    return false;
+  }
+  const HloInstruction* back = body->root->operands[k];
+  return back->opcode == Opcode::kGetTupleElement && back->tuple_index == static_cast<int32_t>(k) &&
+         !back->operands.empty() && back->operands[0] == body->parameters[0];
+}
+
+// The element a loop starts with, for element k of a loop's state that every iteration hands
+// back unchanged (XLA passes a loop the table it reads as loop state), read inside the body (a
+// get-tuple-element of its parameter) or from the loop's result; nullptr otherwise.
+const HloInstruction* LoopInvariantInit(const HloInstruction* gte) {
+  if (gte->opcode != Opcode::kGetTupleElement || gte->operands.empty() || gte->tuple_index < 0) {
+    return nullptr;
+  }
+  const auto k = static_cast<size_t>(gte->tuple_index);
+  const HloInstruction* tuple = gte->operands[0];
+  const HloInstruction* loop = nullptr;
+  if (tuple->opcode == Opcode::kWhile) {
+    loop = tuple;
+  } else if (tuple->opcode == Opcode::kParameter && tuple->parent != nullptr &&
+             tuple->parent->callers.size() == 1 &&
+             tuple->parent->callers[0]->opcode == Opcode::kWhile &&
+             tuple->parent->callers[0]->Called("body") == tuple->parent) {
+    loop = tuple->parent->callers[0];
+  }
+  if (loop == nullptr || loop->operands.empty() || !KeepsElement(loop, k)) return nullptr;
+  const HloInstruction* init = loop->operands[0];
+  if (init->opcode != Opcode::kTuple || k >= init->operands.size()) return nullptr;
+  return init->operands[k];
+}
+
 // The instruction a table's values come from, through moves that keep them: fused parameters,
 // copies, bitcasts and reshapes, and XLA:TPU's copy-start/copy-done pairs that prefetch a
 // constant into another memory space (copy-start's operand is the source).
@@ -121,6 +157,11 @@ const HloInstruction* TableSource(const HloInstruction* instr, const Binding* bi
     const bool moves = instr->opcode == Opcode::kCopy || instr->opcode == Opcode::kBitcast ||
                        instr->opcode == Opcode::kReshape || instr->opcode == Opcode::kCopyDone ||
                        instr->opcode == Opcode::kCopyStart;
+    if (const HloInstruction* init = LoopInvariantInit(instr)) {
+      instr = init;
+      binding = nullptr;
+      continue;
+    }
     if (!moves || instr->operands.empty()) break;
     instr = instr->operands[0];
   }
