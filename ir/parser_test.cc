@@ -280,3 +280,43 @@ ENTRY %e (p: f32[8]) -> f32[8] {
 
 }  // namespace
 }  // namespace spmdsim::ir
+
+namespace spmdsim::ir {
+namespace {
+
+// XLA prints each frame's parent as the proto's parent_frame_id plus one (HloModule::Print):
+// 1 is a root frame, p the frame p - 1. A stack is read innermost first.
+TEST_CASE("stack frames: the whole stack of an instruction, parents as XLA prints them") {
+  constexpr std::string_view kFrames = R"(HloModule m
+
+FileNames
+1 "user/model.py"
+2 "lib/dropout.py"
+
+FunctionNames
+1 "forward"
+2 "dropout"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=40 end_line=40 column=1 end_column=9}
+2 {file_name_id=2 function_name_id=2 line=7 end_line=7 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+
+ENTRY %e () -> u32[] {
+  ROOT %c = u32[] constant(1), metadata={op_name="x" stack_frame_id=2}
+}
+)";
+  ParseResult parsed = ParseHloText(std::make_shared<SourceBuffer>("t.hlo", std::string(kFrames)));
+  REQUIRE(parsed.ok());
+  const StackFrameIndex& frames = parsed.modules[0]->stack_frames;
+  CHECK(frames.Stack(2) == std::vector<std::string>{"lib/dropout.py:7", "user/model.py:40"});
+  CHECK(frames.Stack(1) == std::vector<std::string>{"user/model.py:40"});
+  CHECK(frames.Stack(0).empty());
+  CHECK(frames.Stack(3).empty());
+}
+
+}  // namespace
+}  // namespace spmdsim::ir

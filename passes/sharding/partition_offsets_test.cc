@@ -160,5 +160,46 @@ ENTRY %main (x: u32[]) -> u32[4] {
   CHECK(DistinctDeviceSlices(offsets, 4, 1) == 0);
 }
 
+// XLA:TPU hands a scanned body the table it reads as loop state, unchanged by every iteration (a
+// sharded rng-bit-generator's state offsets in MaxText's scanned layers): read through the loop.
+TEST_CASE("device offsets: a table passed to a loop as unchanged state is read through it") {
+  const auto module = Parse(R"(HloModule offsets, num_partitions=4
+
+%body (p: (s32[], u32[4], u32[8])) -> (s32[], u32[4], u32[8]) {
+  %p = (s32[], u32[4], u32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %table = u32[4] get-tuple-element(%p), index=1
+  %pid = u32[] partition-id()
+  %slot = u32[1] dynamic-slice(%table, %pid), dynamic_slice_sizes={1}
+  %off = u32[] bitcast(%slot)
+  %b = u32[8] broadcast(%off), dimensions={}
+  %x = u32[8] get-tuple-element(%p), index=2
+  %sum = u32[8] add(%x, %b)
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  ROOT %out = (s32[], u32[4], u32[8]) tuple(%next, %table, %sum)
+}
+
+%cond (p: (s32[], u32[4], u32[8])) -> pred[] {
+  %p = (s32[], u32[4], u32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(2)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+ENTRY %main () -> (s32[], u32[4], u32[8]) {
+  %zero = s32[] constant(0)
+  %t = u32[4] constant({0, 1, 0, 1})
+  %x0 = u32[8] iota(), iota_dimension=0
+  %init = (s32[], u32[4], u32[8]) tuple(%zero, %t, %x0)
+  ROOT %loop = (s32[], u32[4], u32[8]) while(%init), condition=%cond, body=%body
+}
+)");
+  const std::vector<DeviceOffset> offsets = DeviceOffsets({Find(*module, "sum")});
+  REQUIRE(offsets.size() == 1);
+  CHECK(EvaluateOnDevice(offsets[0].value, 3, 0) == 1);
+  CHECK(DistinctDeviceSlices(offsets, 4, 1) == 2);
+}
+
 }  // namespace
 }  // namespace spmdsim::passes
