@@ -87,8 +87,16 @@ def main():
             for buffer in site["buffers"]:
                 value = buffer["value"]
                 memory += sizes.get(value if "{" in value else value + "{}", 0)
-        print(f"| {source} -> {target} | {predicted['memory_bytes']:,} | {memory:,} "
-              f"| {percent(predicted['memory_bytes'], memory)} "
+        bounds = predicted.get("bounds")
+        if bounds:  # the two lowerings' figures; XLA's compile should lie between them
+            low, high = bounds["memory_bytes_low"], bounds["memory_bytes_high"]
+            shown = f"{low:,} to {high:,}"
+            error = "inside" if low <= memory <= high else "outside"
+        else:
+            shown = f"{predicted['memory_bytes']:,}"
+            error = percent(predicted['memory_bytes'], memory)
+        print(f"| {source} -> {target} | {shown} | {memory:,} "
+              f"| {error} "
               f"| {predicted['wire_bytes_per_device']:,} | {wire:,} "
               f"| {percent(predicted['wire_bytes_per_device'], wire)} |")
 

@@ -148,7 +148,8 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
       forward_random = SaturatingAdd(forward_random, b.size_bytes);
   }
   const bool known = report.devices > 0;
-  int64_t rbg = 0;
+  int64_t rbg = 0;      // the generator replicated: the global bits on every device
+  int64_t rbg_low = 0;  // the generator sharded like its tensor (passes/rng/rng_whatif.h)
   int64_t replicated = 0;
   int64_t replicated_wire = 0;
   int64_t local_bits = 0;  // one device's share of the sites' bits
@@ -158,7 +159,8 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
     const passes::RngGeometry geometry = Geometry(site, report.devices, options.concat);
     site.global_elements = geometry.global_elements;
     site.whatif = passes::PredictRngCosts(geometry);
-    rbg = SaturatingAdd(rbg, site.whatif->rbg.memory_bytes);
+    rbg = SaturatingAdd(rbg, passes::HighMemoryBytes(site.whatif->rbg));
+    rbg_low = SaturatingAdd(rbg_low, site.whatif->rbg.memory_bytes);
     replicated = SaturatingAdd(replicated, site.whatif->replicated.memory_bytes);
     replicated_wire = SaturatingAdd(replicated_wire, site.whatif->replicated.wire_bytes_per_device);
   }
@@ -180,19 +182,26 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
     Materializes(r, rbg, report.random_bytes);
     bool same = true;
     for (const OomSite& site : report.sites) {
-      same &= site.whatif->rbg.memory_bytes == report.sites.front().whatif->rbg.memory_bytes;
+      same &= passes::HighMemoryBytes(site.whatif->rbg) ==
+              passes::HighMemoryBytes(report.sites.front().whatif->rbg);
     }
     const std::string each =
         same && report.sites.size() > 1
-            ? HumanBytes(report.sites.front().whatif->rbg.memory_bytes) + " each, "
+            ? HumanBytes(passes::HighMemoryBytes(report.sites.front().whatif->rbg)) + " each, "
             : "";
     r.explanation = fmt::format(
-        "jax_default_prng_impl=rbg: rng-bit-generator is not partitioned, so each of the {} "
+        "jax_default_prng_impl=rbg: where XLA replicates rng-bit-generator, each of the {} "
         "devices makes the global bits: {} for {} ({}the rbg figure of `rng sites`) against {} "
-        "listed: {} (bits not guaranteed the same across backends or shardings)",
-        report.devices, HumanBytes(rbg), these, each, listed, Verdict(*r.saving_bytes));
+        "listed: {}{} (bits not guaranteed the same across backends or shardings)",
+        report.devices, HumanBytes(rbg), these, each, listed, Verdict(*r.saving_bytes),
+        rbg_low < rbg ? fmt::format("; {} where its sharding propagation shards the generator "
+                                    "like its tensor (each device makes its piece), which the "
+                                    "listing does not show",
+                                    HumanBytes(rbg_low))
+                      : std::string());
   } else {
-    r.explanation = "jax_default_prng_impl=rbg: rng-bit-generator is not partitioned; " + how_many;
+    r.explanation =
+        "jax_default_prng_impl=rbg: where XLA replicates rng-bit-generator, the figure " + how_many;
   }
   report.savings.push_back(std::move(r));
 

@@ -425,6 +425,7 @@ std::string ShapeOf(const RngSite& site) {
 // Memory, and the bytes sent when there are any, of one what-if mode.
 std::string CostTd(const RngCost& cost) {
   std::string text = Bytes(cost.memory_bytes);
+  if (cost.bounded) text += " to " + Bytes(cost.memory_high_bytes);
   if (cost.wire_bytes_per_device > 0) text += " + " + Bytes(cost.wire_bytes_per_device) + " sent";
   return "<td class=\"num\">" + text + "</td>";
 }

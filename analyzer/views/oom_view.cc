@@ -56,6 +56,7 @@ nlohmann::ordered_json WhatIfJson(const passes::RngWhatIf& whatif) {
     const passes::RngCost& cost = *passes::CostOf(whatif, mode);
     j[mode] = {{"memory_bytes", cost.memory_bytes},
                {"wire_bytes_per_device", cost.wire_bytes_per_device}};
+    if (cost.bounded) j[mode]["memory_bytes_high"] = cost.memory_high_bytes;
   }
   return j;
 }
@@ -65,7 +66,9 @@ std::string WhatIfText(const passes::RngWhatIf& whatif) {
   for (const char* mode : kModes) {
     const passes::RngCost& cost = *passes::CostOf(whatif, mode);
     if (!out.empty()) out += " | ";
-    out += fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
+    out += cost.bounded ? fmt::format("{} {} to {}", mode, HumanBytes(cost.memory_bytes),
+                                      HumanBytes(cost.memory_high_bytes))
+                        : fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
     if (cost.wire_bytes_per_device > 0) {
       out += fmt::format(" + {} sent", HumanBytes(cost.wire_bytes_per_device));
     }

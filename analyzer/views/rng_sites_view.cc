@@ -20,16 +20,24 @@ using passes::RngWhatIf;
 
 constexpr const char* kModes[] = {"replicated", "partitionable", "rbg", "fused"};
 
-nlohmann::ordered_json CostJson(const RngCost& cost) {
+nlohmann::ordered_json CostJson(const RngCost& cost, const char* mode) {
   nlohmann::ordered_json j;
   j["memory_bytes"] = cost.memory_bytes;
   j["wire_bytes_per_device"] = cost.wire_bytes_per_device;
+  if (cost.bounded) {
+    const passes::RngBoundsBasis basis = passes::BoundsBasisOf(mode);
+    j["bounds"] = {{"memory_bytes_low", cost.memory_bytes},
+                   {"low", basis.low},
+                   {"memory_bytes_high", cost.memory_high_bytes},
+                   {"high", basis.high},
+                   {"decided_by", basis.decided_by}};
+  }
   return j;
 }
 
 nlohmann::ordered_json WhatIfJson(const RngWhatIf& whatif) {
   nlohmann::ordered_json j;
-  for (const char* mode : kModes) j[mode] = CostJson(*passes::CostOf(whatif, mode));
+  for (const char* mode : kModes) j[mode] = CostJson(*passes::CostOf(whatif, mode), mode);
   return j;
 }
 
@@ -47,7 +55,9 @@ std::string WhatIfText(const RngWhatIf& whatif) {
   for (const char* mode : kModes) {
     const RngCost& cost = *passes::CostOf(whatif, mode);
     if (!out.empty()) out += " | ";
-    out += fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
+    out += cost.bounded ? fmt::format("{} {} to {}", mode, HumanBytes(cost.memory_bytes),
+                                      HumanBytes(cost.memory_high_bytes))
+                        : fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
     if (cost.wire_bytes_per_device > 0) {
       out += fmt::format(" + {} sent", HumanBytes(cost.wire_bytes_per_device));
     }

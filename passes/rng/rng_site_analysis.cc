@@ -396,6 +396,10 @@ RngSiteResult RngSiteFinder::Run() {
     for (const char* mode : {"replicated", "partitionable", "rbg", "fused"}) {
       RngCost* total = const_cast<RngCost*>(CostOf(t.whatif, mode));
       const RngCost* cost = CostOf(site.whatif, mode);
+      // The high figure sums each site's dearer lowering (its point figure where decided).
+      total->memory_high_bytes = SaturatingAdd(
+          total->bounded ? total->memory_high_bytes : total->memory_bytes, HighMemoryBytes(*cost));
+      total->bounded |= cost->bounded;
       total->memory_bytes = SaturatingAdd(total->memory_bytes, cost->memory_bytes);
       total->wire_bytes_per_device =
           SaturatingAdd(total->wire_bytes_per_device, cost->wire_bytes_per_device);

@@ -348,6 +348,23 @@ int64_t RngSiteFinder::TableShards(const SiteWork& work) {
   return shards;
 }
 
+namespace {
+
+// The partition-id or replica-id a fusion reads inside its fused body, if any.
+const HloInstruction* FusedDevicePosition(const HloInstruction& fusion) {
+  if (fusion.opcode != Opcode::kFusion) return nullptr;
+  const HloInstruction* inner = nullptr;
+  ForEachNested(fusion.Called("calls"), [&](const HloInstruction* i) {
+    if (inner == nullptr &&
+        (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
+      inner = i;
+    }
+  });
+  return inner;
+}
+
+}  // namespace
+
 const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis& dataflow,
                                                          const HloInstruction* key,
                                                          bool derived_keys_only) {
@@ -375,15 +392,8 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
           (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId)) {
         return defining;
       }
-      if (past && defining->opcode == Opcode::kFusion) {
-        const HloInstruction* inner = nullptr;
-        ForEachNested(defining->Called("calls"), [&](const HloInstruction* i) {
-          if (inner == nullptr &&
-              (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
-            inner = i;
-          }
-        });
-        if (inner != nullptr) return inner;
+      if (const HloInstruction* inner = past ? FusedDevicePosition(*defining) : nullptr) {
+        return inner;
       }
       if (!past && provenance.Kind(id) != RandomKind::kBits) continue;
       const bool hash = !provenance.DrawsHeldBy(defining).empty();
@@ -454,16 +464,7 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
       }
       continue;
     }
-    if (defining->opcode == Opcode::kFusion) {
-      const HloInstruction* inner = nullptr;
-      ForEachNested(defining->Called("calls"), [&](const HloInstruction* i) {
-        if (inner == nullptr &&
-            (i->opcode == Opcode::kPartitionId || i->opcode == Opcode::kReplicaId)) {
-          inner = i;
-        }
-      });
-      if (inner != nullptr) return inner;
-    }
+    if (const HloInstruction* inner = FusedDevicePosition(*defining)) return inner;
     if (defining->opcode == Opcode::kParameter) continue;  // the entry's: an input
     if (!index.empty() && defining->opcode == Opcode::kCopy && !defining->operands.empty()) {
       push_element(defining->operands[0], index);  // a copied element holds that element

@@ -220,8 +220,11 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
         SaturatingMul(SaturatingMul(rows == 1 ? 5 : 4, word), g.local_elements / rows);
     out.replicated.counter_wire_bytes = 0;
   }
-  // rbg: not partitioned, the global bits on every device.
-  out.rbg.memory_bytes = global_words;
+  // rbg: the generator sharded (each device its piece) or replicated (the global bits on every
+  // device), as XLA's sharding propagation decides (the header comment).
+  out.rbg.memory_bytes = SaturatingMul(word, g.local_elements);
+  out.rbg.bounded = global_words > out.rbg.memory_bytes;
+  out.rbg.memory_high_bytes = global_words;
   // fused: nothing.
   return out;
 }
@@ -325,6 +328,15 @@ const RngCost* CostOf(const RngWhatIf& whatif, SiteMode mode) {
       break;
   }
   return nullptr;
+}
+
+RngBoundsBasis BoundsBasisOf(const char* mode) {
+  if (std::strcmp(mode, "rbg") == 0) {
+    return {"rng-bit-generator sharded like its tensor: each device generates its piece",
+            "rng-bit-generator replicated: every device generates the whole array",
+            "XLA's sharding propagation for the generator's output"};
+  }
+  return {};
 }
 
 const RngCost* CostOf(const RngWhatIf& whatif, const char* mode) {

@@ -137,9 +137,14 @@
 //                  into the global halves (4n), handed to the call (4n) and its outputs (4n):
 //                  12n + 8m; wire the two all-gathers, no permutes. Both modes share the global
 //                  iota once per module and geometry: 2 x 4n.
-//   rbg            rng-bit-generator is not partitioned: the global bits 4n on every device
-//                  (XLA's SPMD partitioner replicates it: testdata/dumps/dp8_rbg_remat, global
-//                  batch 16 on 8 devices, makes u32[16,32,64] on each device).
+//   rbg            bounds. rng-bit-generator sharded like the tensor it makes (XLA's SPMD
+//                  partitioner then has each shard generate its piece from the state plus the
+//                  shard's offset: MaxText's unsafe_rbg on XLA:TPU, u32[4,1,128] of [16,1,128]
+//                  per device): 4nl. Replicated (every device generates the whole array and its
+//                  consumers slice it: testdata/dumps/dp8_rbg_remat, global batch 16 on 8
+//                  devices, makes u32[16,32,64] on each device): 4n. Which one is XLA's sharding
+//                  propagation's choice for the generator's output, which a dump of another
+//                  mode does not show.
 //   fused          counters, hash and consumer in one kernel: nothing materialized (the ideal;
 //                  cuda_validate's lowering (d) keeps only the consumer's 1-byte mask).
 //
@@ -187,7 +192,25 @@ struct RngCost {
   // platform that hoists loop-invariant code out of loops after partitioning sends it once per
   // step however often the site's loop runs (HoistsLoopInvariantCollectives).
   int64_t counter_wire_bytes = 0;
+  // The dump does not decide XLA's choice between two lowerings of the mode: memory_bytes is the
+  // figure of the cheaper one and memory_high_bytes of the other (RngBoundsBasis names both).
+  bool bounded = false;
+  int64_t memory_high_bytes = 0;
 };
+
+// The memory figure of the dearer lowering: memory_high_bytes where bounded, else memory_bytes.
+inline int64_t HighMemoryBytes(const RngCost& cost) {
+  return cost.bounded ? cost.memory_high_bytes : cost.memory_bytes;
+}
+
+// The two lowerings a bounded what-if of `mode` lies between ("rbg"), each named; empty strings
+// for a mode the model always decides.
+struct RngBoundsBasis {
+  const char* low = "";
+  const char* high = "";
+  const char* decided_by = "";
+};
+RngBoundsBasis BoundsBasisOf(const char* mode);
 
 struct RngWhatIf {
   RngCost replicated;
