@@ -4,6 +4,7 @@
 #include <deque>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "passes/rng/random_provenance_internal.h"
@@ -235,12 +236,15 @@ class ProvenanceBuilder {
                        !sources_[static_cast<size_t>(t)].random;
       return key ? CounterWalk::kThrough : CounterWalk::kStop;
     };
+    std::unordered_set<const HloInstruction*> holders;
+    for (const auto& [holder, s] : hash_inputs_) holders.insert(holder);
+    const auto is_hash = [&](const HloInstruction* instr) { return holders.count(instr) != 0; };
     // The draws of random values first: a key derivation fused beside the draw it keys reads
     // the same counters' neighbours, and a value is the first walk's.
     for (const bool random : {true, false}) {
       for (const auto& [top, s] : hash_inputs_) {
         if (sources_[static_cast<size_t>(Find(s))].random != random) continue;
-        FindDrawCounters(dataflow_, *top, Find(s), walk, result.kind_, result.source_);
+        FindDrawCounters(dataflow_, *top, Find(s), walk, is_hash, result.kind_, result.source_);
       }
     }
   }

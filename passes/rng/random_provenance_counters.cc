@@ -15,7 +15,12 @@ using ir::Opcode;
 
 void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& top, int32_t s,
                       const std::function<CounterWalk(int32_t slot, int32_t source)>& walk,
+                      const std::function<bool(const HloInstruction*)>& is_hash,
                       std::vector<RandomKind>& kind, std::vector<int32_t>& source) {
+  // rng-bit-generator reads no counters but its state: the key the draw prepares for it (JAX's
+  // rbg lowering slices the key words, combines them into the u64 state, and XLA's partitioner
+  // adds the shard's offset), back to the key derivation that made the key.
+  const bool generator_state = top.opcode == Opcode::kRngBitGenerator;
   constexpr size_t kMaxWalk = 1 << 14;
   // Slot ranges [first, first + span) to walk up from.
   std::vector<std::pair<int32_t, int32_t>> pending;
@@ -32,8 +37,10 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
       const int32_t lane = dataflow.ChildSlot(init, lanes + k);
       if (lane >= 0) pending.emplace_back(lane, dataflow.SlotSpan(lane));
     }
-  } else if (top.opcode == Opcode::kRngBitGenerator || top.opcode == Opcode::kRng) {
-    return;  // its operand is the generator's state (a key) or the distribution's bounds
+  } else if (generator_state) {
+    if (!top.operands.empty()) push(top.operands[0]);
+  } else if (top.opcode == Opcode::kRng) {
+    return;  // its operands are the distribution's bounds
   } else if (top.opcode == Opcode::kCustomCall) {
     // cu_threefry2x32(k0, k1, x0, x1): JAX's GPU kernel lowering broadcasts the key words to the
     // counters' shape; those arrays are the draw's inputs as much as the counters (the scalar
@@ -70,16 +77,17 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
         if (!seen.insert(id).second) continue;
         // The hash's input state: counters with the key schedule added (bits of the key's
         // draw, larger than a key), the lanes XLA:CPU's rolled loop starts from.
+        const HloValue& value = dataflow.value(id);
+        const HloInstruction* def = value.instruction;
+        if (generator_state && is_hash(def)) continue;  // the key derivation itself
         const bool keyed_counters = how == CounterWalk::kThrough &&
-                                    shape.ElementCount() > kKeyElements &&
+                                    (shape.ElementCount() > kKeyElements || generator_state) &&
                                     kind[v] == RandomKind::kBits;
         if ((how == CounterWalk::kCounters && !scalar && kind[v] == RandomKind::kNone) ||
             keyed_counters) {
           kind[v] = RandomKind::kCounters;
           source[v] = s;
         }
-        const HloValue& value = dataflow.value(id);
-        const HloInstruction* def = value.instruction;
         if (value.is_phi || def->opcode == Opcode::kParameter) continue;
         if (def->shape.IsTuple()) {
           if (const HloInstruction* moved =
@@ -102,11 +110,15 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
                       : nullptr;
               const int32_t slot = operand != nullptr ? dataflow.FirstSlot(operand) : -1;
               // Arrays larger than a key, computed from neither data nor bits (not the step's
-              // key words, which the hash's key schedule reads).
-              counters_only = slot >= 0 && operand->opcode != Opcode::kParameter &&
-                              dataflow.SlotShape(slot).IsArray() &&
-                              dataflow.SlotShape(slot).ElementCount() > kKeyElements &&
-                              walk(slot, s) == CounterWalk::kCounters;
+              // key words, which the hash's key schedule reads); for a generator, its state's
+              // key words.
+              const CounterWalk how_read = slot >= 0 ? walk(slot, s) : CounterWalk::kStop;
+              counters_only =
+                  slot >= 0 && operand->opcode != Opcode::kParameter &&
+                  dataflow.SlotShape(slot).IsArray() &&
+                  (generator_state ? how_read != CounterWalk::kStop
+                                   : dataflow.SlotShape(slot).ElementCount() > kKeyElements &&
+                                         how_read == CounterWalk::kCounters);
               read.push_back(operand);
             }
             if (counters_only) {

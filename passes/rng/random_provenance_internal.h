@@ -30,8 +30,11 @@ FoundSources FindRandomSources(const DataflowAnalysis& dataflow);
 enum class CounterWalk : uint8_t { kCounters, kThrough, kStop };
 
 // Marks the counters of draw `s`, whose hash starts at the control-flow instruction `top`.
+// `is_hash`: an instruction holding a hash or generator (another draw's: the key derivation
+// whose output a generator's state is prepared from ends the walk there).
 void FindDrawCounters(const DataflowAnalysis& dataflow, const ir::HloInstruction& top, int32_t s,
                       const std::function<CounterWalk(int32_t slot, int32_t source)>& walk,
+                      const std::function<bool(const ir::HloInstruction*)>& is_hash,
                       std::vector<RandomKind>& kind, std::vector<int32_t>& source);
 
 }  // namespace spmdsim::passes
