@@ -107,13 +107,16 @@ TEST_CASE("oom and rng sites give the same rbg figure on the seed dump") {
   REQUIRE(sites_run.exit_code == 0);
   const nlohmann::json rng = nlohmann::json::parse(sites_run.out)["modules"][0]["rng"];
 
-  // u32[128,1024,768] per device on 8 devices: rbg makes the global u32[1024,1024,768].
+  // u32[128,1024,768] per device on 8 devices: rbg makes the device's piece where XLA shards the
+  // generator, the global u32[1024,1024,768] where it replicates it.
+  constexpr int64_t kRbgSharded = int64_t{128} * 1024 * 768 * 4;
   constexpr int64_t kRbg = int64_t{1024} * 1024 * 768 * 4;
   constexpr int64_t kPartitionable = 4 * int64_t{128} * 1024 * 768 * 4;
   CHECK(oom["devices"] == 8);
   REQUIRE(oom["sites"].size() == 3);
   for (const auto& site : oom["sites"]) {
-    CHECK(site["whatif"]["rbg"]["memory_bytes"] == kRbg);
+    CHECK(site["whatif"]["rbg"]["memory_bytes"] == kRbgSharded);
+    CHECK(site["whatif"]["rbg"]["memory_bytes_high"] == kRbg);
     CHECK(site["whatif"]["partitionable"]["memory_bytes"] == kPartitionable);
   }
   int64_t bits_sites = 0;
@@ -121,7 +124,8 @@ TEST_CASE("oom and rng sites give the same rbg figure on the seed dump") {
   for (const auto& site : rng["sites"]) {
     if (site["purpose"] != "bits") continue;
     ++bits_sites;
-    CHECK(site["whatif"]["rbg"]["memory_bytes"] == kRbg);
+    CHECK(site["whatif"]["rbg"]["memory_bytes"] == kRbgSharded);
+    CHECK(site["whatif"]["rbg"]["bounds"]["memory_bytes_high"] == kRbg);
     CHECK(site["whatif"]["partitionable"]["memory_bytes"] == kPartitionable);
     // Replicated mode also materializes the concatenated halves where several instructions
     // read the bits; the listing cannot say, so `oom` counts one consumer.

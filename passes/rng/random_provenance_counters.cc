@@ -108,16 +108,16 @@ void FindDrawCounters(const DataflowAnalysis& dataflow, const HloInstruction& to
                   p >= 0 && static_cast<size_t>(p) < def->operands.size()
                       ? def->operands[static_cast<size_t>(p)]
                       : nullptr;
-              const int32_t slot = operand != nullptr ? dataflow.FirstSlot(operand) : -1;
+              const int32_t read_slot = operand != nullptr ? dataflow.FirstSlot(operand) : -1;
               // Arrays larger than a key, computed from neither data nor bits (not the step's
               // key words, which the hash's key schedule reads); for a generator, its state's
               // key words.
-              const CounterWalk how_read = slot >= 0 ? walk(slot, s) : CounterWalk::kStop;
+              const CounterWalk how_read = read_slot >= 0 ? walk(read_slot, s) : CounterWalk::kStop;
               counters_only =
-                  slot >= 0 && operand->opcode != Opcode::kParameter &&
-                  dataflow.SlotShape(slot).IsArray() &&
+                  read_slot >= 0 && operand->opcode != Opcode::kParameter &&
+                  dataflow.SlotShape(read_slot).IsArray() &&
                   (generator_state ? how_read != CounterWalk::kStop
-                                   : dataflow.SlotShape(slot).ElementCount() > kKeyElements &&
+                                   : dataflow.SlotShape(read_slot).ElementCount() > kKeyElements &&
                                          how_read == CounterWalk::kCounters);
               read.push_back(operand);
             }
