@@ -137,6 +137,7 @@ RngGeometry RngSiteFinder::GeometryOf(const SiteWork& work) const {
     if (d == 0 || site.shape[d] != 1) geometry.local_shape.push_back(site.shape[d]);
   }
   geometry.concat = options_.concat;
+  geometry.unsplit_on_devices = partitioned_ && site.shards == 1 && site.shards_known;
   return geometry;
 }
 
@@ -144,6 +145,7 @@ RngSiteResult RngSiteFinder::Run() {
   RngSiteResult result;
   result.num_partitions = ir::DeviceCount(module_);  // devices: replicas x partitions
   result.partitioned = !IsUnpartitioned(module_, options_.stage);
+  partitioned_ = result.partitioned;
   if (!result.partitioned) {
     result.notes.push_back(
         "module not partitioned yet (before optimizations): shapes and bytes are global, not per "

@@ -290,6 +290,7 @@ class RngSiteFinder {
   // PartitionDependency's marks by value id: a value is seen in the current walk when its mark
   // is the walk's number (one array for every walk, not a set each).
   std::vector<uint32_t> dependency_seen_;
+  bool partitioned_ = true;  // the module is past SPMD partitioning (RngSiteResult::partitioned)
   uint32_t dependency_walk_ = 0;
 };
 

@@ -192,6 +192,20 @@ RngWhatIf PredictRngCosts(const RngGeometry& g) {
     }
   }
 
+  // Drawn whole on each device of a partitioned module: nothing to exchange, the consumers
+  // read the hash outputs.
+  if (g.unsplit_on_devices && g.unrolled && !g.hash_call) {
+    out.replicated.memory_bytes = SaturatingMul(2, pair_words);
+    // XLA:TPU lays each output out as half the tensor's rows, tiled ([b/2, S, ...]).
+    if (g.tpu_exchange && g.local_shape.size() >= 2 && g.local_shape[0] % 2 == 0) {
+      std::vector<int64_t> half_rows = g.local_shape;
+      half_rows[0] /= 2;
+      out.replicated.memory_bytes = SaturatingMul(2, TpuTiledBytes("u32", half_rows));
+    }
+    out.replicated.wire_bytes_per_device = 0;
+    out.replicated.counter_wire_bytes = 0;
+  }
+
   if (g.hash_call) {
     out.partitionable.memory_bytes = SaturatingMul(4, global_words);
     out.replicated.memory_bytes =

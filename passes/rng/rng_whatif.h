@@ -56,6 +56,8 @@
 //                  (4n) are read by the consumers, which fuse the concatenation:
 //                  4n + 28m. Wire as above. This is XLA:GPU's lowering (all-gathers of the
 //                  halves, checked against every GPU pair of the corpus).
+//   replicated, unsplit on a partitioned module (pmap, shard_map, a replicated tensor;
+//                  threefry-expanded): no permutes, no gathers: the hash outputs 2 x 4m = 4n.
 //   replicated on XLA:TPU (threefry-expanded; read off the corpus' TPU dumps, libtpu being
 //                  closed source; TpuExchangeApplies): for a tensor [b, S, ...] per device,
 //                  split on its leading dimension alone over H = P devices with b/2 >= 2 rows
@@ -250,6 +252,10 @@ struct RngGeometry {
   // XLA replicates that dimension (all-gathers); the older one all-reduces a zero buffer each
   // device updates in place (ConcatLowering in the header comment).
   ConcatLowering concat = ConcatLowering::kAllGather;
+  // The module is partitioned and the site's tensor is not split (each device draws it whole:
+  // under pmap or shard_map, or a replicated tensor): replicated mode exchanges nothing, and an
+  // unrolled hash keeps only its two outputs (2 x 4m = 4n), which the consumers read.
+  bool unsplit_on_devices = false;
 };
 
 // Replicated mode: the counter words XLA's collective-permutes deliver to a device, for the
