@@ -462,6 +462,12 @@ void RngSiteFinder::DescribeDropoutTensor(SiteWork& work) {
     }
   }
   if (tensor == nullptr) return;
+  // A select over more elements than the draw has broadcasts the mask (flax nnx's Dropout with
+  // broadcast_dims: a [B, 1, D] mask selecting in [B, S, D]): not the bits' tensor.
+  if (site.shards_known && site.global_elements > 0 &&
+      tensor->ElementCount() > site.global_elements) {
+    return;
+  }
   // The same elements: the bits' flat pieces (XLA:TPU moving a half's pieces of one row by
   // collective-permutes and selects) make the dropout's tensor, whose shape is the select's.
   if (tensor->ElementCount() == site.local_elements) {
