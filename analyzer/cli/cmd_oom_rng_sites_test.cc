@@ -116,7 +116,7 @@ TEST_CASE("oom and rng sites give the same rbg figure on the seed dump") {
   REQUIRE(oom["sites"].size() == 3);
   for (const auto& site : oom["sites"]) {
     CHECK(site["whatif"]["rbg"]["memory_bytes"] == kRbgSharded);
-    CHECK(site["whatif"]["rbg"]["memory_bytes_high"] == kRbg);
+    CHECK(site["whatif"]["rbg"]["bounds"]["memory_bytes_high"] == kRbg);
     CHECK(site["whatif"]["partitionable"]["memory_bytes"] == kPartitionable);
   }
   int64_t bits_sites = 0;

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include "analyzer/emit/human_units.h"
+#include "analyzer/views/rng_sites_view.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-constexpr const char* kModes[] = {"replicated", "partitionable", "rbg", "fused"};
 // Buffers named per category in the text summary.
 constexpr size_t kNamedPerCategory = 3;
 
@@ -48,32 +48,6 @@ nlohmann::ordered_json BufferJson(const OomBuffer& b) {
           {"role", b.role},
           {"site", b.site},
           {"phase", b.random ? passes::SitePhaseName(b.phase) : ""}};
-}
-
-nlohmann::ordered_json WhatIfJson(const passes::RngWhatIf& whatif) {
-  nlohmann::ordered_json j;
-  for (const char* mode : kModes) {
-    const passes::RngCost& cost = *passes::CostOf(whatif, mode);
-    j[mode] = {{"memory_bytes", cost.memory_bytes},
-               {"wire_bytes_per_device", cost.wire_bytes_per_device}};
-    if (cost.bounded) j[mode]["memory_bytes_high"] = cost.memory_high_bytes;
-  }
-  return j;
-}
-
-std::string WhatIfText(const passes::RngWhatIf& whatif) {
-  std::string out;
-  for (const char* mode : kModes) {
-    const passes::RngCost& cost = *passes::CostOf(whatif, mode);
-    if (!out.empty()) out += " | ";
-    out += cost.bounded ? fmt::format("{} {} to {}", mode, HumanBytes(cost.memory_bytes),
-                                      HumanBytes(cost.memory_high_bytes))
-                        : fmt::format("{} {}", mode, HumanBytes(cost.memory_bytes));
-    if (cost.wire_bytes_per_device > 0) {
-      out += fmt::format(" + {} sent", HumanBytes(cost.wire_bytes_per_device));
-    }
-  }
-  return out;
 }
 
 std::string Plural(int64_t n, std::string_view word) {
@@ -186,7 +160,7 @@ void PrintRandomBits(const OomReport& report, std::ostream& out) {
   for (const OomSite& s : report.sites) {
     out << fmt::format("  {} ({}): {}, {}", s.site, passes::SitePhaseName(s.phase),
                        Plural(s.buffers, "buffer"), HumanBytes(s.bytes));
-    if (s.whatif) out << "; what-if per device: " << WhatIfText(*s.whatif);
+    if (s.whatif) out << "; what-if per device: " << RngWhatIfText(*s.whatif);
     out << "\n";
   }
   out << "what each fix would save of these buffers";
@@ -258,7 +232,7 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
                      {"shape", s.shape},
                      {"local_elements", s.local_elements},
                      {"global_elements", s.global_elements},
-                     {"whatif", s.whatif ? WhatIfJson(*s.whatif) : nlohmann::ordered_json()}});
+                     {"whatif", s.whatif ? RngWhatIfJson(*s.whatif) : nlohmann::ordered_json()}});
   }
   j["sites"] = std::move(sites);
   j["devices"] =

@@ -35,12 +35,6 @@ nlohmann::ordered_json CostJson(const RngCost& cost, const char* mode) {
   return j;
 }
 
-nlohmann::ordered_json WhatIfJson(const RngWhatIf& whatif) {
-  nlohmann::ordered_json j;
-  for (const char* mode : kModes) j[mode] = CostJson(*passes::CostOf(whatif, mode), mode);
-  return j;
-}
-
 std::string ShapeString(const RngSite& site) {
   std::string out = site.dtype + "[";
   for (size_t i = 0; i < site.shape.size(); ++i) {
@@ -50,7 +44,15 @@ std::string ShapeString(const RngSite& site) {
   return out + "]";
 }
 
-std::string WhatIfText(const RngWhatIf& whatif) {
+}  // namespace
+
+nlohmann::ordered_json RngWhatIfJson(const RngWhatIf& whatif) {
+  nlohmann::ordered_json j;
+  for (const char* mode : kModes) j[mode] = CostJson(*passes::CostOf(whatif, mode), mode);
+  return j;
+}
+
+std::string RngWhatIfText(const RngWhatIf& whatif) {
   std::string out;
   for (const char* mode : kModes) {
     const RngCost& cost = *passes::CostOf(whatif, mode);
@@ -64,8 +66,6 @@ std::string WhatIfText(const RngWhatIf& whatif) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string NoiseText(const passes::RngNoise& noise) {
   const auto sites = [](int64_t n) { return fmt::format("{} bits site{}", n, n == 1 ? "" : "s"); };
@@ -129,7 +129,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
     s["collectives"] = std::move(collectives);
     s["wire_bytes_per_device"] = site.wire_bytes_per_device;
     s["key_depends_on_partition"] = site.key_depends_on_partition;
-    s["whatif"] = WhatIfJson(site.whatif);
+    s["whatif"] = RngWhatIfJson(site.whatif);
     sites.push_back(std::move(s));
   }
   j["sites"] = std::move(sites);
@@ -138,7 +138,7 @@ nlohmann::ordered_json RngSitesToJson(const RngSiteResult& result) {
   totals["bits_sites"] = result.totals.bits_sites;
   totals["materialized_bytes"] = result.totals.materialized_bytes;
   totals["wire_bytes_per_device"] = result.totals.wire_bytes_per_device;
-  totals["whatif"] = WhatIfJson(result.totals.whatif);
+  totals["whatif"] = RngWhatIfJson(result.totals.whatif);
   const passes::RngNoise& noise = result.totals.noise;
   totals["noise"] = {{"shared_key_sites", noise.shared_key_sites},
                      {"per_device_key_sites", noise.per_device_key_sites},
@@ -249,7 +249,7 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
       out << "    key depends on " << site.key_dependency << " (per-device noise)\n";
     }
     if (site.purpose == passes::SitePurpose::kBits)
-      out << "    what-if per device: " << WhatIfText(site.whatif) << "\n";
+      out << "    what-if per device: " << RngWhatIfText(site.whatif) << "\n";
   }
   if (hidden > 0) {
     out << fmt::format(
@@ -258,7 +258,7 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
   out << fmt::format("  total: materialized {}, sent {} per device per step\n",
                      HumanBytes(result.totals.materialized_bytes),
                      HumanBytes(result.totals.wire_bytes_per_device));
-  out << "  what-if total per device: " << WhatIfText(result.totals.whatif) << "\n";
+  out << "  what-if total per device: " << RngWhatIfText(result.totals.whatif) << "\n";
   if (result.totals.bits_sites > 0) out << "  noise: " << NoiseText(result.totals.noise) << "\n";
   // The first finding of each kind with its whole message, the others a line each.
   std::set<passes::FindingKind> explained;

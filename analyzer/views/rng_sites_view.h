@@ -48,6 +48,11 @@ struct RngSitesViewOptions {
 };
 
 nlohmann::ordered_json RngSitesToJson(const passes::RngSiteResult& result);
+// A what-if per mode, {memory_bytes, wire_bytes_per_device[, bounds]}, and in text
+// ("replicated 4.69 GiB + 3.56 GiB sent | ... | rbg 384.00 MiB to 3.00 GiB | fused 0 B"). Shared
+// by `rng sites` and `oom`.
+nlohmann::ordered_json RngWhatIfJson(const passes::RngWhatIf& whatif);
+std::string RngWhatIfText(const passes::RngWhatIf& whatif);
 // "remat what-if: recomputing the 48 random-bit buffers ...: peak 313.91 GiB -> 295.91 GiB (saves
 // 18.00 GiB)"; "" when the what-if did not run. Shared by the text view and the HTML report.
 std::string RematWhatIfText(const passes::RngRematWhatIf& remat);
