@@ -368,83 +368,42 @@ const HloInstruction* FusedDevicePosition(const HloInstruction& fusion) {
 const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis& dataflow,
                                                          const HloInstruction* key,
                                                          bool derived_keys_only) {
-  if (derived_keys_only) {
-    // The key's bits back to the hashes that made them; past a hash, everything it read.
-    const RandomProvenance& provenance = analyses_.Provenance();
-    constexpr size_t kMaxSteps = 1 << 16;
-    std::vector<std::pair<int32_t, bool>> pending;  // value, past a hash
-    std::set<std::pair<int32_t, bool>> seen;
-    const auto push = [&](const HloInstruction* instr, bool past, const ShapeIndex& index = {}) {
-      const int32_t first =
-          index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index);
-      for (int32_t s = first; first >= 0 && s < first + dataflow.SlotSpan(first); ++s) {
-        for (const int32_t id : dataflow.ValueSet(s)) pending.emplace_back(id, past);
-      }
-    };
-    push(key, false);
-    while (!pending.empty() && seen.size() < kMaxSteps) {
-      const auto [id, past] = pending.back();
-      pending.pop_back();
-      if (!seen.insert({id, past}).second) continue;
-      const HloValue& value = dataflow.value(id);
-      const HloInstruction* defining = value.instruction;
-      if (past &&
-          (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId)) {
-        return defining;
-      }
-      if (const HloInstruction* inner = past ? FusedDevicePosition(*defining) : nullptr) {
-        return inner;
-      }
-      if (!past && provenance.Kind(id) != RandomKind::kBits) continue;
-      const bool hash = !provenance.DrawsHeldBy(defining).empty();
-      if (value.is_phi && defining->opcode == Opcode::kParameter && defining->parent != nullptr) {
-        for (const HloInstruction* caller : defining->parent->callers) {
-          if (caller->opcode == Opcode::kWhile && !caller->operands.empty()) {
-            // A loop-carried element: what the loop starts with and its body hands back there.
-            const ShapeIndex index = dataflow.SlotIndex(value.slot);
-            push(caller->operands[0], past, index);
-            const HloComputation* body = caller->Called("body");
-            if (body != nullptr && body->root != nullptr) push(body->root, past, index);
-          }
-        }
-        continue;
-      }
-      if (defining->opcode == Opcode::kParameter) continue;
-      for (const HloInstruction* operand : defining->operands) push(operand, past || hash);
-    }
-    return nullptr;
-  }
+  // Each value is walked in one of two states: `past` a hash (or from the start, when any
+  // computation counts), where everything it is computed from counts; before one
+  // (derived_keys_only), where only the key's own bits are followed back to the hashes that
+  // made them.
+  const RandomProvenance* provenance = derived_keys_only ? &analyses_.Provenance() : nullptr;
   constexpr size_t kMaxValues = 1 << 16;
-  std::vector<int32_t> pending;
-  dependency_seen_.resize(dataflow.values().size());
+  std::vector<std::pair<int32_t, bool>> pending;  // value, past a hash
+  dependency_seen_.resize(2 * dataflow.values().size());
   if (++dependency_walk_ == 0) {  // the numbers wrapped: no mark may look current
     std::fill(dependency_seen_.begin(), dependency_seen_.end(), 0);
     dependency_walk_ = 1;
   }
   const uint32_t walk = dependency_walk_;
   size_t seen = 0;
-  const auto push_slot = [&](int32_t slot) {
+  const auto push_element = [&](const HloInstruction* instr, const ShapeIndex& index, bool past) {
+    const int32_t slot = index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index);
     if (slot < 0) return;
     for (int32_t s = slot; s < slot + dataflow.SlotSpan(slot); ++s) {
-      for (const int32_t id : dataflow.ValueSet(s)) pending.push_back(id);
+      for (const int32_t id : dataflow.ValueSet(s)) pending.emplace_back(id, past);
     }
   };
-  const auto push_element = [&](const HloInstruction* instr, const ShapeIndex& index) {
-    push_slot(index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index));
-  };
-  push_slot(dataflow.FirstSlot(key));
+  push_element(key, {}, !derived_keys_only);
   while (!pending.empty()) {
-    const int32_t id = pending.back();
+    const auto [id, past] = pending.back();
     pending.pop_back();
-    uint32_t& mark = dependency_seen_[static_cast<size_t>(id)];
+    uint32_t& mark = dependency_seen_[2 * static_cast<size_t>(id) + (past ? 1 : 0)];
     if (mark == walk) continue;
     mark = walk;
     if (++seen > kMaxValues) return nullptr;
     const HloValue& value = dataflow.value(id);
     const HloInstruction* defining = value.instruction;
-    if (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId) {
+    if (past &&
+        (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId)) {
       return defining;
     }
+    if (!past && provenance->Kind(id) != RandomKind::kBits) continue;
     const ShapeIndex index = dataflow.SlotIndex(value.slot);
     if (value.is_phi) {
       // A loop-carried element: what the loop starts with and what its body hands back there.
@@ -456,21 +415,27 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
         }
       }
       if (loop != nullptr && loop->opcode == Opcode::kWhile && !loop->operands.empty()) {
-        push_element(loop->operands[0], index);
+        push_element(loop->operands[0], index, past);
         const HloComputation* body = loop->Called("body");
-        if (body != nullptr && body->root != nullptr) push_element(body->root, index);
+        if (body != nullptr && body->root != nullptr) push_element(body->root, index, past);
       } else {
-        for (const HloInstruction* operand : defining->operands) push_element(operand, {});
+        for (const HloInstruction* operand : defining->operands) {
+          push_element(operand, {}, past);
+        }
       }
       continue;
     }
-    if (const HloInstruction* inner = FusedDevicePosition(*defining)) return inner;
+    if (const HloInstruction* inner = past ? FusedDevicePosition(*defining) : nullptr) {
+      return inner;
+    }
     if (defining->opcode == Opcode::kParameter) continue;  // the entry's: an input
     if (!index.empty() && defining->opcode == Opcode::kCopy && !defining->operands.empty()) {
-      push_element(defining->operands[0], index);  // a copied element holds that element
+      push_element(defining->operands[0], index, past);  // a copied element holds that element
       continue;
     }
-    for (const HloInstruction* operand : defining->operands) push_element(operand, {});
+    // Past a hash (split, fold_in) everything it read counts: the device's position it hashed.
+    const bool hash = past || !provenance->DrawsHeldBy(defining).empty();
+    for (const HloInstruction* operand : defining->operands) push_element(operand, {}, hash);
   }
   return nullptr;
 }
