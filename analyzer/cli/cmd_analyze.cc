@@ -1,6 +1,7 @@
 // spmdsim analyze FILE|DIR... [--format text|json] [--module NAME] [--live N]
 //                             [--timeline-points N] [--sizes global|sharded|auto]
 //                             [--platform auto|cpu|gpu|tpu] [--memory-space N]
+//                             [--device NAME] [--capacity SIZE] [--mem-fraction F]
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/module_stage.h"
+#include "analyzer/views/fit_view.h"
 #include "analyzer/views/memory_view.h"
 #include "analyzer/views/stats_view.h"
 
@@ -20,27 +22,38 @@ struct AnalyzeOptions {
   int64_t timeline_points = 512;  // points of the memory curve
   std::string sizes = "auto";     // auto: per device from shardings for unpartitioned modules
   int64_t memory_space = 0;       // the S(n) whose temporaries are listed (0: device memory)
+  DeviceChoice device;            // what the fit verdict compares the peak with
 };
 
 int RunAnalyze(const AnalyzeOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
-  return WriteEachModule(loaded.modules, options.input.format, std::cout,
-                         [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
-                             std::ostream* text) {
-                           passes::MemoryAnalysisOptions analysis;
-                           analysis.timeline_points = options.timeline_points;
-                           analysis.memory_space = options.memory_space;
-                           analysis.per_device_from_shardings =
-                               options.sizes == "sharded" ||
-                               (options.sizes == "auto" && IsUnpartitioned(input));
-                           Progress::Get().Update(std::string(input.module->name) + ": memory");
-                           const MemoryReport report = BuildMemoryReport(input, analysis);
-                           Progress::Get().Clear();
-                           if (json != nullptr) (*json)["memory"] = MemoryToJson(report);
-                           if (text != nullptr)
-                             PrintMemoryText(input, report, *text, {options.live_buffers});
-                         });
+  return WriteEachModule(
+      loaded.modules, options.input.format, std::cout,
+      [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
+          std::ostream* text) {
+        passes::MemoryAnalysisOptions analysis;
+        analysis.timeline_points = options.timeline_points;
+        analysis.memory_space = options.memory_space;
+        analysis.per_device_from_shardings =
+            options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
+        Progress::Get().Update(std::string(input.module->name) + ": memory");
+        const MemoryReport report = BuildMemoryReport(input, analysis);
+        Progress::Get().Clear();
+        // The verdict is about the device memory (HBM), not another space.
+        std::optional<FitVerdict> fit;
+        if (options.memory_space == 0) {
+          fit = JudgeModuleFit(input, report.prediction.peak_bytes, options.device);
+        }
+        if (json != nullptr) {
+          (*json)["fit"] = fit ? FitToJson(*fit) : nullptr;
+          (*json)["memory"] = MemoryToJson(report);
+        }
+        if (text != nullptr) {
+          if (fit) PrintFitText(input, *fit, *text);
+          PrintMemoryText(input, report, *text, {options.live_buffers});
+        }
+      });
 }
 
 }  // namespace
@@ -56,6 +69,7 @@ void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
                    "Text: buffers of the live-at-peak listing shown in full")
       ->capture_default_str();
   AddTimelinePointsOption(*command, options->timeline_points);
+  AddDeviceOptions(*command, options->device);
   command
       ->add_option("--sizes", options->sizes,
                    "Buffer sizes: as written (global), per device from the shardings "

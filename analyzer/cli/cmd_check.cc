@@ -1,7 +1,8 @@
 // spmdsim check FILE|DIR... [--baseline FILE] [--write-baseline FILE] [--max-peak SIZE]
 //                           [--max-wire SIZE] [--tolerance PCT] [--junit FILE] [--sarif FILE]
 //                           [--source-root DIR] [--stage STAGE] [--format text|json]
-//                           [--module NAME]
+//                           [--module NAME] [--must-fit] [--device NAME] [--capacity SIZE]
+//                           [--mem-fraction F]
 //
 // The CI gate: each module's peak and temp memory, collective bytes (in total and by kind), RNG
 // buffer bytes and findings, against a baseline written by an earlier run and against absolute
@@ -43,6 +44,8 @@ struct CheckCommandOptions {
   std::string junit;
   std::string sarif;
   std::string source_root;  // default: $GITHUB_WORKSPACE
+  DeviceChoice device;      // the fit verdict's device (--device, --capacity, --mem-fraction)
+  bool must_fit = false;    // --must-fit
 };
 
 // Parses a --max-* size into `value`; false (message printed) when it is not one.
@@ -90,6 +93,7 @@ int RunCheck(const CheckCommandOptions& options) {
   CheckOptions check;
   check.tolerance_pct = options.tolerance_pct;
   check.writing_baseline = !options.write_baseline.empty();
+  check.must_fit = options.must_fit;
   if (!ParseLimit("--max-peak", options.max_peak, check.max_peak_bytes) ||
       !ParseLimit("--max-wire", options.max_wire, check.max_wire_bytes)) {
     return kExitUsage;
@@ -104,7 +108,9 @@ int RunCheck(const CheckCommandOptions& options) {
 
   std::vector<ModuleFigures> now;
   for (const dump::ModuleInput& input : loaded.modules) {
-    now.push_back(FiguresFromReport(BuildModuleReport(input, {})));
+    ModuleReportOptions report;
+    report.device = options.device;
+    now.push_back(FiguresFromReport(BuildModuleReport(input, report)));
   }
   if (!options.write_baseline.empty() &&
       !WriteOutput(options.write_baseline, JsonText(BaselineToJson(now)) + "\n", "baseline")) {
@@ -171,6 +177,10 @@ void RegisterCheckCommand(CLI::App& app, RunFn& run) {
   command->add_option_function<std::string>(
       "--max-wire", [options](const std::string& size) { options->max_wire = size; },
       "Fail when a module's collective bytes per device per step exceed SIZE");
+  command->add_flag("--must-fit", options->must_fit,
+                    "Fail when a module's peak exceeds what its device gives XLA (the fit "
+                    "verdict's device: --device, --capacity, or the one the dump names)");
+  AddDeviceOptions(*command, options->device);
   command
       ->add_option("--tolerance", options->tolerance_pct,
                    "Percent a value may rise over the baseline before it regresses")

@@ -1,5 +1,5 @@
 // spmdsim oom LOGFILE [--format text|json] [--devices N] [--dump FILE|DIR [--module NAME]]
-//     [--jax-version VERSION]
+//     [--jax-version VERSION] [--device NAME] [--capacity SIZE] [--mem-fraction F]
 // Reads XLA's out-of-memory message from a log as users paste it ("-" reads stdin): the
 // allocation that failed, XLA's figures, the peak buffers once (a repeat in the traceback is
 // skipped) with exact sizes from their shapes, largest first by category, and which of them hold
@@ -13,8 +13,11 @@
 
 #include "analyzer/cli/command.h"
 #include "analyzer/emit/json_text.h"
+#include "analyzer/model/memory_report.h"
+#include "analyzer/model/module_platform.h"
 #include "analyzer/model/oom_report.h"
 #include "analyzer/model/rng_report.h"
+#include "analyzer/views/fit_view.h"
 #include "analyzer/views/oom_view.h"
 #include "analyzer/views/stats_view.h"
 #include "dump/file_reader.h"
@@ -30,14 +33,22 @@ struct OomCommandOptions {
   std::string dump;
   std::string module_filter;
   std::string jax_version;
+  DeviceChoice device;  // the fit verdict's device (with --dump)
+};
+
+// The dump's module the message is read against, kept loaded for the fit verdict.
+struct OomDump {
+  dump::LoadOutcome outcome;
+  const dump::ModuleInput* chosen = nullptr;
 };
 
 // The device count and remat evidence of the dump's first after-optimizations module (the
 // first module when none is). Returns an exit code; kExitOk on success.
-int ReadDump(const OomCommandOptions& command, OomOptions& options) {
+int ReadDump(const OomCommandOptions& command, OomOptions& options, OomDump& loaded) {
   dump::LoadOptions load;
   load.module_filter = command.module_filter;
-  const dump::LoadOutcome outcome = dump::LoadInputs(command.dump, load);
+  loaded.outcome = dump::LoadInputs(command.dump, load);
+  const dump::LoadOutcome& outcome = loaded.outcome;
   if (outcome.failure) {
     std::cerr << "spmdsim oom: --dump " << command.dump << ": " << outcome.failure->message << "\n";
     return ExitCodeOf(*outcome.failure);
@@ -53,6 +64,7 @@ int ReadDump(const OomCommandOptions& command, OomOptions& options) {
     std::cerr << "spmdsim oom: --dump " << command.dump << ": no module found\n";
     return kExitUsage;
   }
+  loaded.chosen = chosen;
   if (options.devices == 0) {
     options.devices = chosen->module->num_partitions * chosen->module->replica_count;
     options.devices_from = "dump";
@@ -64,6 +76,28 @@ int ReadDump(const OomCommandOptions& command, OomOptions& options) {
                                   (remat.op_name.empty() ? "" : " (" + remat.op_name + ")");
   }
   return kExitOk;
+}
+
+// The dump module's peak against its device: --device / --capacity, else the capacity the
+// message states (XLA:TPU: "Used 20.54G of 15.48G hbm"), else the device the dump names.
+FitVerdict DumpFit(const dump::ModuleInput& input, const OomReport& report,
+                   const DeviceChoice& device) {
+  passes::MemoryAnalysisOptions memory;
+  memory.platform = MemoryProfileOf(input);
+  memory.live_at_peak_limit = 1;
+  memory.timeline_points = 1;
+  const int64_t peak = BuildMemoryReport(input, memory).prediction.peak_bytes;
+  const bool from_message =
+      device.device.empty() && !device.capacity && report.capacity.capacity_bytes.has_value();
+  if (!from_message) return JudgeModuleFit(input, peak, device);
+  DeviceChoice stated = device;
+  stated.capacity = *report.capacity.capacity_bytes;
+  FitVerdict verdict = JudgeModuleFit(input, peak, stated);
+  verdict.capacity.display = "device the OOM message describes";
+  verdict.capacity.basis = "the capacity the OOM message states (" + report.capacity.capacity_text +
+                           " of " + report.capacity.memory_space + ")";
+  verdict.capacity.decided_by = "the OOM message";
+  return verdict;
 }
 
 int RunOom(const OomCommandOptions& command) {
@@ -84,8 +118,9 @@ int RunOom(const OomCommandOptions& command) {
     options.devices = command.devices;
     options.devices_from = "--devices";
   }
+  OomDump dumped;
   if (!command.dump.empty()) {
-    if (const int status = ReadDump(command, options); status != kExitOk) return status;
+    if (const int status = ReadDump(command, options, dumped); status != kExitOk) return status;
   }
   std::string error;
   const std::optional<OomReport> report = ParseOomLog(text, error, options);
@@ -93,13 +128,17 @@ int RunOom(const OomCommandOptions& command) {
     std::cerr << "spmdsim oom: " << command.path << ": " << error << "\n";
     return kExitParse;
   }
+  std::optional<FitVerdict> fit;
+  if (dumped.chosen != nullptr) fit = DumpFit(*dumped.chosen, *report, command.device);
   if (command.format == "json") {
     nlohmann::ordered_json out;
     out["schema_version"] = kSchemaVersion;
     out["file"] = command.path;
+    out["fit"] = fit ? FitToJson(*fit) : nlohmann::ordered_json();
     out["oom"] = OomToJson(*report);
     std::cout << JsonText(out) << "\n";
   } else {
+    if (fit) PrintFitText(*dumped.chosen, *fit, std::cout);
     PrintOomText(*report, std::cout);
   }
   std::cout.flush();
@@ -129,6 +168,7 @@ void RegisterOomCommand(CLI::App& app, RunFn& run) {
   command->add_option("--module", options->module_filter,
                       "With --dump: only modules whose name contains this");
   AddJaxVersionOption(*command, options->jax_version);
+  AddDeviceOptions(*command, options->device);
   command->callback([options, &run] { run = [options] { return RunOom(*options); }; });
 }
 

@@ -30,6 +30,7 @@ struct ReportOptions {
   std::string trace;              // --trace; empty = none
   size_t max_rows = 200;          // rows of each long table
   int64_t timeline_points = 512;  // points of the memory curve
+  DeviceChoice device;            // the fit verdict's device
 };
 
 int RunReport(const ReportOptions& options) {
@@ -54,6 +55,7 @@ int RunReport(const ReportOptions& options) {
   }
   ModuleReportOptions analysis;
   analysis.memory.timeline_points = options.timeline_points;
+  analysis.device = options.device;
   std::vector<ModuleReport> reports;
   reports.reserve(loaded.modules.size());
   // Each module's analyses, built on first use and dropped once its report is made.
@@ -125,6 +127,7 @@ void RegisterReportCommand(CLI::App& app, RunFn& run) {
       ->check(AtLeastOne())
       ->capture_default_str();
   AddTimelinePointsOption(*command, options->timeline_points);
+  AddDeviceOptions(*command, options->device);
   command->callback([options, &run] { run = [options] { return RunReport(*options); }; });
 }
 

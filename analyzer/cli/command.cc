@@ -10,6 +10,7 @@
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/rng_report.h"
 #include "dump/file_reader.h"
+#include "dump/size_text.h"
 
 namespace spmdsim::analyzer {
 
@@ -56,6 +57,41 @@ void AddJaxVersionOption(CLI::App& command, std::string& version) {
             return ParseJaxVersion(text) ? "" : "must be a release such as 0.4.30, not " + text;
           },
           "VERSION"));
+}
+
+void AddDeviceOptions(CLI::App& command, DeviceChoice& choice) {
+  command
+      .add_option("--device", choice.device,
+                  "The device the peak must fit, for the fit verdict (default: the one the dump "
+                  "names, sm_9.0a -> h100-80gb): " +
+                      DeviceNames())
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return FindDevice(text) != nullptr
+                       ? ""
+                       : "unknown device " + text + "; known: " + DeviceNames() +
+                             " (or --capacity SIZE)";
+          },
+          "NAME"));
+  command
+      .add_option_function<std::string>(
+          "--capacity",
+          [&choice](const std::string& text) { choice.capacity = dump::ParseSize(text); },
+          "The memory XLA may use per device, for the fit verdict (e.g. 79GiB); overrides the "
+          "device's")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return dump::ParseSize(text)
+                       ? ""
+                       : "must be a size such as 79GiB or \"15.75 GiB\", not " + text;
+          },
+          "SIZE"));
+  command
+      .add_option_function<double>(
+          "--mem-fraction", [&choice](const double& value) { choice.mem_fraction = value; },
+          "GPU: the share of the device's memory the client gives XLA "
+          "(XLA_PYTHON_CLIENT_MEM_FRACTION; default JAX's .75)")
+      ->check(CLI::Range(0.01, 1.0));
 }
 
 void AddStageOption(CLI::App& command, std::string& stage) {

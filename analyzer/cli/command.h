@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/model/device_memory.h"
 #include "dump/dump_error.h"
 #include "dump/module_loader.h"
 
@@ -47,6 +48,10 @@ void AddPlatformOption(CLI::App& command, std::string& platform);
 
 // Adds --jax-version: the JAX (jaxlib) release that compiled the dump, for the RNG what-if.
 void AddJaxVersionOption(CLI::App& command, std::string& version);
+
+// Adds --device NAME, --capacity SIZE and --mem-fraction F: the device the fit verdict compares
+// the peak with (analyzer/model/device_memory.h); an unknown name or size is a usage error.
+void AddDeviceOptions(CLI::App& command, DeviceChoice& choice);
 
 // Adds --stage alone (for commands with their own inputs): all, before, after,
 // before_optimizations, after_optimizations or unknown; stored as "all" or the full stage name.

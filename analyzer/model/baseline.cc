@@ -124,6 +124,7 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
   m.name = std::string(report.input->module->name);
   m.file = report.input->path;
   m.stage = dump::ModuleStageName(report.input->stage);
+  m.fit = report.fit;
   const passes::PeakMemoryResult& memory = report.memory.prediction;
   m.peak_bytes = memory.peak_bytes;
   m.temp_bytes = memory.temp_bytes;

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/model/device_memory.h"
 #include "analyzer/model/module_report.h"
 
 namespace spmdsim::analyzer {
@@ -57,6 +58,9 @@ struct ModuleFigures {
   std::map<std::string, int64_t> wire_by_kind;  // the same, by collective kind
   int64_t rng_materialized_bytes = 0;           // buffers of every RNG site
   std::vector<CheckFinding> findings;
+  // Whether the peak fits the module's device; only for the modules analysed in this run (the
+  // baseline file does not keep it).
+  std::optional<FitVerdict> fit;
 };
 
 // The figures of a module as the baseline file and `check --format json` write them: peak_bytes,

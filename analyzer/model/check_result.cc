@@ -63,8 +63,37 @@ CheckRow LimitRow(const ModuleFigures& m, std::string metric, std::string flag, 
   return row;
 }
 
+// --must-fit: the peak against the usable memory of the module's device.
+CheckRow MustFitRow(const ModuleFigures& m) {
+  CheckRow row;
+  row.metric = "must_fit";
+  row.now = m.peak_bytes;
+  if (!m.fit || !m.fit->fits) {
+    row.limit_label = "--must-fit: no device";
+    row.limit_unknown = true;
+    row.status = CheckStatus::kBreached;
+    row.message =
+        fmt::format("{}: --must-fit: no device to compare the peak {} with: {}", ModuleLabel(m),
+                    HumanBytes(m.peak_bytes), m.fit ? m.fit->capacity.unknown : "not analysed");
+    return row;
+  }
+  const DeviceCapacity& device = m.fit->capacity;
+  row.limit = device.usable_bytes;
+  row.limit_label = "--must-fit";
+  if (!*m.fit->fits) {
+    row.status = CheckStatus::kBreached;
+    row.message = fmt::format(
+        "{}: peak memory per device is {}, over the {} XLA gets on the {} "
+        "by {}",
+        ModuleLabel(m), HumanBytes(m.peak_bytes), HumanBytes(device.usable_bytes), device.display,
+        HumanBytes(m.peak_bytes - device.usable_bytes));
+  }
+  return row;
+}
+
 void AddLimitRows(const CheckOptions& options, ModuleCheck& check) {
   const ModuleFigures& m = check.figures;
+  if (options.must_fit) check.rows.push_back(MustFitRow(m));
   if (options.max_peak_bytes) {
     check.rows.push_back(
         LimitRow(m, "max_peak", "--max-peak", m.peak_bytes, *options.max_peak_bytes));

@@ -28,6 +28,9 @@ struct CheckOptions {
   double tolerance_pct = 0;
   std::optional<int64_t> max_peak_bytes;  // --max-peak, per device
   std::optional<int64_t> max_wire_bytes;  // --max-wire, per device per step
+  // --must-fit: a module whose peak exceeds what its device gives XLA (ModuleFigures::fit) fails,
+  // and so does one whose device is not known.
+  bool must_fit = false;
   // A run that only writes a baseline has nothing to compare, and that is not a failure.
   bool writing_baseline = false;
 };
@@ -40,13 +43,14 @@ const char* CheckStatusName(CheckStatus status);
 // One row of the table.
 struct CheckRow {
   // peak_bytes | temp_bytes | wire_bytes_per_device | wire_bytes_per_device[<kind>] |
-  // rng_materialized_bytes | findings | max_peak | max_wire
+  // rng_materialized_bytes | findings | max_peak | max_wire | must_fit
   std::string metric;
   bool is_count = false;            // findings: counts, not bytes
   std::optional<int64_t> baseline;  // absent for limit rows
   int64_t now = 0;
-  int64_t limit = 0;        // the largest value that passes
-  std::string limit_label;  // "+0%", "--max-peak", "no new"
+  int64_t limit = 0;           // the largest value that passes
+  std::string limit_label;     // "+0%", "--max-peak", "no new"
+  bool limit_unknown = false;  // must_fit without a device: no limit to show
   CheckStatus status = CheckStatus::kOk;
   std::string message;  // one sentence, for annotations, JUnit and SARIF
 

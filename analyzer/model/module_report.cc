@@ -27,6 +27,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   const passes::MemoryAnalysisOptions memory =
       SizedMemoryOptions(input, options.memory, options.per_device_for_unpartitioned, analyses);
   report.memory = BuildMemoryReport(input, memory, analyses);
+  report.fit = JudgeModuleFit(input, report.memory.prediction.peak_bytes, options.device, analyses);
   start("collectives");
   passes::CollectiveOptions collectives;
   collectives.topology = options.topology;

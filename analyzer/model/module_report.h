@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/model/device_memory.h"
 #include "analyzer/model/memory_report.h"
 #include "dump/module_loader.h"
 #include "passes/collectives/collective_analysis.h"
@@ -26,6 +27,8 @@ struct ModuleReportOptions {
   const passes::Topology* topology = nullptr;
   // Size an unpartitioned module (before_optimizations) per device from its shardings.
   bool per_device_for_unpartitioned = true;
+  // The device the fit verdict compares the peak with (default: the one the dump names).
+  DeviceChoice device;
   // Told each part's name as it starts ("memory", "collectives", "rng sites"), then "done";
   // none when empty. For benchmarks that time the parts (tools/bench_phases.cc).
   std::function<void(std::string_view part)> on_part;
@@ -36,6 +39,7 @@ struct ModuleReport {
   MemoryReport memory;
   passes::CollectiveResult collectives;
   passes::RngSiteResult rng;
+  FitVerdict fit;  // the peak against the device's usable memory
 };
 
 // Memory, collectives, RNG sites and the remat what-if on one set of shared analyses (built here

@@ -4,6 +4,7 @@
 
 #include "analyzer/emit/human_units.h"
 #include "analyzer/model/finding_scope.h"
+#include "analyzer/views/fit_view.h"
 #include "analyzer/views/stats_view.h"
 
 namespace spmdsim::analyzer {
@@ -58,7 +59,7 @@ std::string CheckCellChange(const CheckRow& row) {
 }
 
 std::string CheckCellLimit(const CheckRow& row) {
-  if (row.baseline) return row.limit_label;
+  if (row.baseline || row.limit_unknown) return row.limit_label;
   return fmt::format("{} {}", row.limit_label, HumanBytes(row.limit));
 }
 
@@ -82,12 +83,14 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
   out["tolerance_pct"] = run.options.tolerance_pct;
   out["max_peak_bytes"] = OptionalJson(run.options.max_peak_bytes);
   out["max_wire_bytes"] = OptionalJson(run.options.max_wire_bytes);
+  out["must_fit"] = run.options.must_fit;
   nlohmann::ordered_json modules = nlohmann::ordered_json::array();
   for (const ModuleCheck& m : run.modules) {
     nlohmann::ordered_json module;
     module["name"] = m.figures.name;
     module["file"] = m.figures.file;
     module["stage"] = m.figures.stage;
+    module["fit"] = m.figures.fit ? FitToJson(*m.figures.fit) : nlohmann::ordered_json();
     nlohmann::ordered_json check;
     check["baseline"] = BaselineMatchName(m.match);
     check["passed"] = m.Passed();
@@ -150,10 +153,12 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
   if (run.options.max_wire_bytes) {
     out << ", --max-wire " << HumanBytes(*run.options.max_wire_bytes);
   }
+  if (run.options.must_fit) out << ", --must-fit";
   out << "\n";
   for (const ModuleCheck& m : run.modules) {
     const ModuleFigures& f = m.figures;
     out << fmt::format("module {} ({})  {}\n", f.name, f.stage, f.file);
+    if (f.fit) out << "  " << FitVerdictLine(f.name, *f.fit) << "\n";
     if (m.match == BaselineMatch::kMissing) {
       out << "  " << OneSideText(m.match) << "\n";
       continue;

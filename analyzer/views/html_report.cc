@@ -15,6 +15,7 @@
 #include "analyzer/model/finding_scope.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/buffer_groups.h"
+#include "analyzer/views/fit_view.h"
 #include "analyzer/views/rng_sites_view.h"
 #include "analyzer/views/svg_chart.h"
 #include "ir/checked_math.h"
@@ -45,6 +46,9 @@ td.long{font-family:monospace;font-size:12px;word-break:break-all;max-width:46em
 td.wide{max-width:none}tr.sub td{border-top:none;color:#3d4657}
 td.shape{font-family:monospace;font-size:12px;word-break:break-all;max-width:22em;
 min-width:8em}
+p.verdict{font-size:16px;padding:6px 10px;border-left:5px solid #8a93a3;background:#f3f5f9}
+p.verdict.over{border-color:#b3261e;background:#fdecea}p.verdict.fits{border-color:#1e7b34;
+background:#e9f6ec}p.verdict span.basis{display:block;font-size:12px;color:#5b6475}
 table.summary th{width:13em}.exact{color:#5b6475;font-size:12px}
 tr.total td{font-weight:bold;background:#f6f8fb}.warning{color:#a33b00;font-weight:bold}
 tr.rng td{background:#fff4e0}.rngmark{color:#8a4b00;font-weight:bold;white-space:nowrap}
@@ -539,6 +543,19 @@ void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
       shared, shared == 1 ? "" : "s", per_device, rbg);
 }
 
+// The fit verdict first: does the peak fit the device, by how much (analyzer/views/fit_view.h).
+void Verdict(const FitVerdict& fit, std::string_view module_name, std::string& out) {
+  const char* kind = !fit.fits ? "unknown" : *fit.fits ? "fits" : "over";
+  out += fmt::format("<p class=\"verdict {}\" data-peak-bytes=\"{}\"{}>{}", kind, fit.peak_bytes,
+                     fit.fits ? fmt::format(" data-usable-bytes=\"{}\"", fit.capacity.usable_bytes)
+                              : std::string(),
+                     E(FitVerdictLine(module_name, fit)));
+  if (const std::string basis = FitBasisLine(fit); !basis.empty()) {
+    out += "<span class=\"basis\">" + E(basis) + "</span>";
+  }
+  out += "</p>\n";
+}
+
 void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& options,
             std::string& out) {
   const dump::ModuleInput& input = *report.input;
@@ -547,6 +564,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
       "<p class=\"file\">{}</p>\n",
       number, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
       E(input.path));
+  Verdict(report.fit, input.module->name, out);
   Summary(report, options, out);
   MemoryTerms(report.memory, out);
   const PeakMemoryResult& m = report.memory.prediction;
@@ -592,10 +610,13 @@ std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
   for (size_t i = 0; i < reports.size(); ++i) {
     const dump::ModuleInput& input = *reports[i].input;
     out += fmt::format(
-        "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}"
+        "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}{}"
         "</span></li>\n",
         i + 1, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
-        E(HumanBytes(reports[i].memory.prediction.peak_bytes)));
+        E(HumanBytes(reports[i].memory.prediction.peak_bytes)),
+        !reports[i].fit.fits   ? ""
+        : *reports[i].fit.fits ? ", fits the " + E(reports[i].fit.capacity.display)
+                               : ", does not fit the " + E(reports[i].fit.capacity.display));
   }
   out += "</ul></nav>\n";
   for (size_t i = 0; i < reports.size(); ++i) Module(reports[i], i + 1, options, out);

@@ -34,7 +34,7 @@ size_t RowRule(const CheckRow& row) {
   if (row.metric == "peak_bytes") return RuleIndex("peak-memory-regression");
   if (row.metric == "temp_bytes") return RuleIndex("temp-memory-regression");
   if (row.metric == "rng_materialized_bytes") return RuleIndex("rng-memory-regression");
-  if (row.metric == "max_peak") return RuleIndex("peak-memory-limit");
+  if (row.metric == "max_peak" || row.metric == "must_fit") return RuleIndex("peak-memory-limit");
   if (row.metric == "max_wire") return RuleIndex("collective-bytes-limit");
   return RuleIndex("collective-bytes-regression");  // wire_bytes_per_device[...]
 }

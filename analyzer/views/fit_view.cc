@@ -1,0 +1,64 @@
+#include "analyzer/views/fit_view.h"
+
+#include <fmt/format.h>
+
+#include "analyzer/emit/human_units.h"
+
+namespace spmdsim::analyzer {
+
+std::string FitVerdictLine(std::string_view module_name, const FitVerdict& verdict) {
+  const std::string peak =
+      fmt::format("{}: peak {} per device", module_name, HumanBytes(verdict.peak_bytes));
+  if (!verdict.fits) return fmt::format("{}; no fit verdict: {}", peak, verdict.capacity.unknown);
+  const DeviceCapacity& c = verdict.capacity;
+  if (*verdict.fits) {
+    return fmt::format("{} fits the {} ({} for XLA): {} to spare", peak, c.display,
+                       HumanBytes(c.usable_bytes), HumanBytes(verdict.margin_bytes));
+  }
+  std::string line = fmt::format("{} does not fit the {} ({} for XLA): over by {}", peak, c.display,
+                                 HumanBytes(c.usable_bytes), HumanBytes(-verdict.margin_bytes));
+  if (const std::optional<double> fraction = GpuFractionThatFits(verdict)) {
+    line += fmt::format("; fits with XLA_PYTHON_CLIENT_MEM_FRACTION={:.2f}", *fraction);
+  }
+  return line;
+}
+
+std::string FitBasisLine(const FitVerdict& verdict) {
+  if (!verdict.fits) return "";
+  return fmt::format("{} for XLA = {}; device: {}", HumanBytes(verdict.capacity.usable_bytes),
+                     verdict.capacity.basis, verdict.capacity.decided_by);
+}
+
+void PrintFitText(const dump::ModuleInput& input, const FitVerdict& verdict, std::ostream& out) {
+  out << FitVerdictLine(input.module->name, verdict) << "\n";
+  if (const std::string basis = FitBasisLine(verdict); !basis.empty()) {
+    out << "  " << basis << "\n";
+  }
+}
+
+nlohmann::ordered_json FitToJson(const FitVerdict& verdict) {
+  const DeviceCapacity& c = verdict.capacity;
+  nlohmann::ordered_json j;
+  j["peak_bytes"] = verdict.peak_bytes;
+  j["fits"] = verdict.fits ? nlohmann::ordered_json(*verdict.fits) : nullptr;
+  if (!verdict.fits) {
+    j["device"] = nullptr;
+    j["unknown"] = c.unknown;
+    return j;
+  }
+  j["margin_bytes"] = verdict.margin_bytes;
+  j["device"] =
+      c.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.device);
+  j["device_name"] = c.display;
+  j["usable_bytes"] = c.usable_bytes;
+  j["memory_bytes"] = c.memory_bytes > 0 ? nlohmann::ordered_json(c.memory_bytes) : nullptr;
+  j["reserved_bytes"] = c.reserved_bytes;
+  j["memory_fraction"] = c.memory_fraction ? nlohmann::ordered_json(*c.memory_fraction) : nullptr;
+  const std::optional<double> fraction = GpuFractionThatFits(verdict);
+  j["memory_fraction_that_fits"] = fraction ? nlohmann::ordered_json(*fraction) : nullptr;
+  j["basis"] = c.basis;
+  j["decided_by"] = c.decided_by;
+  return j;
+}
+
+}  // namespace spmdsim::analyzer
