@@ -51,8 +51,8 @@ using spmdsim::bench::Now;
 
 // The parts, in the order they run. The first two are `stats`; the first and the rest `report`.
 constexpr const char* kParts[] = {
-    "read+parse", "stats: counts", "topology, facts", "dataflow",      "alias", "live ranges",
-    "memory",     "collectives",   "rng sites",       "free analyses", "html",
+    "read+parse", "stats: counts", "topology, facts", "dataflow", "alias",         "live ranges",
+    "memory",     "collectives",   "rng sites",       "fixes",    "free analyses", "html",
 };
 constexpr size_t kPartCount = std::size(kParts);
 constexpr size_t kReadParse = 0;

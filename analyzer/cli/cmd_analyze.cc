@@ -8,6 +8,8 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
+#include "analyzer/model/module_platform.h"
+#include "analyzer/model/module_report.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/fit_view.h"
 #include "analyzer/views/memory_view.h"
@@ -38,19 +40,30 @@ int RunAnalyze(const AnalyzeOptions& options) {
         analysis.per_device_from_shardings =
             options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
         Progress::Get().Update(std::string(input.module->name) + ": memory");
-        const MemoryReport report = BuildMemoryReport(input, analysis);
-        Progress::Get().Clear();
-        // The verdict is about the device memory (HBM), not another space.
+        passes::ModuleAnalyses analyses(*input.module);
+        const MemoryReport report = BuildMemoryReport(input, analysis, &analyses);
+        // The verdict is about the device memory (HBM), not another space; a step over its
+        // device gets the fixes ranked by the peak each gives.
         std::optional<FitVerdict> fit;
+        std::vector<FitFix> fixes;
         if (options.memory_space == 0) {
-          fit = JudgeModuleFit(input, report.prediction.peak_bytes, options.device);
+          fit = JudgeModuleFit(input, report.prediction.peak_bytes, options.device, &analyses);
+          if (!fit->fits.value_or(true)) {
+            Progress::Get().Update(std::string(input.module->name) + ": fixes");
+            passes::MemoryAnalysisOptions sized = analysis;
+            sized.platform = MemoryProfileOf(input, &analyses);
+            fixes = BuildFitFixes(input, analyses, report.prediction, sized, *fit);
+          }
         }
+        Progress::Get().Clear();
         if (json != nullptr) {
           (*json)["fit"] = fit ? FitToJson(*fit) : nullptr;
+          if (fit) (*json)["fit"]["fixes"] = FixesToJson(fixes);
           (*json)["memory"] = MemoryToJson(report);
         }
         if (text != nullptr) {
           if (fit) PrintFitText(input, *fit, *text);
+          PrintFixesText(fixes, *text);
           PrintMemoryText(input, report, *text, {options.live_buffers});
         }
       });

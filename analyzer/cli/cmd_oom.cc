@@ -15,6 +15,7 @@
 #include "analyzer/emit/json_text.h"
 #include "analyzer/model/memory_report.h"
 #include "analyzer/model/module_platform.h"
+#include "analyzer/model/module_report.h"
 #include "analyzer/model/oom_report.h"
 #include "analyzer/model/rng_report.h"
 #include "analyzer/views/fit_view.h"
@@ -80,24 +81,39 @@ int ReadDump(const OomCommandOptions& command, OomOptions& options, OomDump& loa
 
 // The dump module's peak against its device: --device / --capacity, else the capacity the
 // message states (XLA:TPU: "Used 20.54G of 15.48G hbm"), else the device the dump names.
-FitVerdict DumpFit(const dump::ModuleInput& input, const OomReport& report,
-                   const DeviceChoice& device) {
+// With the fixes ranked by the peak each gives when the step does not fit.
+struct DumpVerdict {
+  FitVerdict fit;
+  std::vector<FitFix> fixes;
+};
+
+DumpVerdict DumpFit(const dump::ModuleInput& input, const OomReport& report,
+                    const DeviceChoice& device) {
+  passes::ModuleAnalyses analyses(*input.module);
   passes::MemoryAnalysisOptions memory;
-  memory.platform = MemoryProfileOf(input);
+  memory.platform = MemoryProfileOf(input, &analyses);
   memory.live_at_peak_limit = 1;
   memory.timeline_points = 1;
-  const int64_t peak = BuildMemoryReport(input, memory).prediction.peak_bytes;
+  const passes::PeakMemoryResult baseline = BuildMemoryReport(input, memory, &analyses).prediction;
+  DumpVerdict out;
   const bool from_message =
       device.device.empty() && !device.capacity && report.capacity.capacity_bytes.has_value();
-  if (!from_message) return JudgeModuleFit(input, peak, device);
-  DeviceChoice stated = device;
-  stated.capacity = *report.capacity.capacity_bytes;
-  FitVerdict verdict = JudgeModuleFit(input, peak, stated);
-  verdict.capacity.display = "device the OOM message describes";
-  verdict.capacity.basis = "the capacity the OOM message states (" + report.capacity.capacity_text +
-                           " of " + report.capacity.memory_space + ")";
-  verdict.capacity.decided_by = "the OOM message";
-  return verdict;
+  if (!from_message) {
+    out.fit = JudgeModuleFit(input, baseline.peak_bytes, device, &analyses);
+  } else {
+    DeviceChoice stated = device;
+    stated.capacity = *report.capacity.capacity_bytes;
+    out.fit = JudgeModuleFit(input, baseline.peak_bytes, stated, &analyses);
+    out.fit.capacity.display = "device the OOM message describes";
+    out.fit.capacity.basis = "the capacity the OOM message states (" +
+                             report.capacity.capacity_text + " of " + report.capacity.memory_space +
+                             ")";
+    out.fit.capacity.decided_by = "the OOM message";
+  }
+  if (!out.fit.fits.value_or(true)) {
+    out.fixes = BuildFitFixes(input, analyses, baseline, memory, out.fit);
+  }
+  return out;
 }
 
 int RunOom(const OomCommandOptions& command) {
@@ -128,17 +144,21 @@ int RunOom(const OomCommandOptions& command) {
     std::cerr << "spmdsim oom: " << command.path << ": " << error << "\n";
     return kExitParse;
   }
-  std::optional<FitVerdict> fit;
+  std::optional<DumpVerdict> fit;
   if (dumped.chosen != nullptr) fit = DumpFit(*dumped.chosen, *report, command.device);
   if (command.format == "json") {
     nlohmann::ordered_json out;
     out["schema_version"] = kSchemaVersion;
     out["file"] = command.path;
-    out["fit"] = fit ? FitToJson(*fit) : nlohmann::ordered_json();
+    out["fit"] = fit ? FitToJson(fit->fit) : nlohmann::ordered_json();
+    if (fit) out["fit"]["fixes"] = FixesToJson(fit->fixes);
     out["oom"] = OomToJson(*report);
     std::cout << JsonText(out) << "\n";
   } else {
-    if (fit) PrintFitText(*dumped.chosen, *fit, std::cout);
+    if (fit) {
+      PrintFitText(*dumped.chosen, fit->fit, std::cout);
+      PrintFixesText(fit->fixes, std::cout);
+    }
     PrintOomText(*report, std::cout);
   }
   std::cout.flush();

@@ -125,6 +125,7 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
   m.file = report.input->path;
   m.stage = dump::ModuleStageName(report.input->stage);
   m.fit = report.fit;
+  m.fixes = report.fixes;
   const passes::PeakMemoryResult& memory = report.memory.prediction;
   m.peak_bytes = memory.peak_bytes;
   m.temp_bytes = memory.temp_bytes;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "analyzer/model/device_memory.h"
+#include "analyzer/model/fit_fixes.h"
 #include "analyzer/model/module_report.h"
 
 namespace spmdsim::analyzer {
@@ -61,6 +62,7 @@ struct ModuleFigures {
   // Whether the peak fits the module's device; only for the modules analysed in this run (the
   // baseline file does not keep it).
   std::optional<FitVerdict> fit;
+  std::vector<FitFix> fixes;  // ranked (fit_fixes.h); only for this run's modules
 };
 
 // The figures of a module as the baseline file and `check --format json` write them: peak_bytes,

@@ -8,6 +8,26 @@
 
 namespace spmdsim::analyzer {
 
+std::vector<FitFix> BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+                                  const passes::PeakMemoryResult& baseline,
+                                  const passes::MemoryAnalysisOptions& memory,
+                                  const FitVerdict& verdict, const passes::RngSiteResult* rng) {
+  passes::RngSiteResult own;
+  if (rng == nullptr) {
+    RngReportInputs inputs;
+    inputs.baseline = &baseline;
+    inputs.memory = &memory;
+    own = BuildRngReport(input, analyses, inputs);
+    rng = &own;
+  }
+  FitFixInputs fixes;
+  fixes.rng = rng;
+  fixes.baseline = &baseline;
+  fixes.memory = &memory;
+  fixes.gpu = memory.platform.platform == passes::Platform::kGpu;
+  return RankFitFixes(analyses, verdict, fixes);
+}
+
 ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options,
                                passes::ModuleAnalyses* analyses) {
   std::unique_ptr<passes::ModuleAnalyses> own;
@@ -38,6 +58,9 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   rng.baseline = &report.memory.prediction;
   rng.memory = &memory;
   report.rng = BuildRngReport(input, *analyses, rng);
+  start("fixes");
+  report.fixes =
+      BuildFitFixes(input, *analyses, report.memory.prediction, memory, report.fit, &report.rng);
   progress.Clear();
   if (options.on_part) options.on_part("done");
   return report;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyzer/model/device_memory.h"
+#include "analyzer/model/fit_fixes.h"
 #include "analyzer/model/memory_report.h"
 #include "dump/module_loader.h"
 #include "passes/collectives/collective_analysis.h"
@@ -39,12 +40,22 @@ struct ModuleReport {
   MemoryReport memory;
   passes::CollectiveResult collectives;
   passes::RngSiteResult rng;
-  FitVerdict fit;  // the peak against the device's usable memory
+  FitVerdict fit;             // the peak against the device's usable memory
+  std::vector<FitFix> fixes;  // ranked by the peak each gives (fit_fixes.h)
 };
 
-// Memory, collectives, RNG sites and the remat what-if on one set of shared analyses (built here
-// when `analyses` is null): the dataflow, buffers and live ranges are built once per module.
+// Memory, collectives, RNG sites, the remat what-if, the fit verdict and the ranked fixes on one
+// set of shared analyses (built here when `analyses` is null): the dataflow, buffers and live
+// ranges are built once per module.
 ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleReportOptions& options,
                                passes::ModuleAnalyses* analyses = nullptr);
+
+// The ranked fixes of a module whose memory is already analysed (`baseline`, sized by `memory`):
+// its RNG sites are analysed here when `rng` is null (analyze, which has only the memory).
+std::vector<FitFix> BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+                                  const passes::PeakMemoryResult& baseline,
+                                  const passes::MemoryAnalysisOptions& memory,
+                                  const FitVerdict& verdict,
+                                  const passes::RngSiteResult* rng = nullptr);
 
 }  // namespace spmdsim::analyzer

@@ -61,10 +61,10 @@ TEST_CASE("a report tells its parts as they start, for benchmarks that time them
     dataflows.push_back(analyses.constructions().dataflow);
   };
   const ModuleReport report = BuildModuleReport(input, options, &analyses);
-  CHECK(parts == std::vector<std::string>{"memory", "collectives", "rng sites", "done"});
+  CHECK(parts == std::vector<std::string>{"memory", "collectives", "rng sites", "fixes", "done"});
   // The shared analyses are built in the first part that needs them (memory), so a benchmark
   // that forces them first times each alone (tools/bench_phases.cc).
-  CHECK(dataflows == std::vector<int>{0, 1, 1, 1});
+  CHECK(dataflows == std::vector<int>{0, 1, 1, 1, 1});
   CHECK(report.rng.remat.ran);
 }
 

@@ -19,6 +19,7 @@
 #include "dump/xla_memory_files.h"
 #include "passes/module_analyses.h"
 #include "testing/corpus_test.h"
+#include "testing/mode_twins.h"
 #include "testing/xla_random_values.h"
 
 namespace spmdsim::analyzer {
@@ -28,41 +29,10 @@ using nlohmann::json;
 
 constexpr double kTolerancePct = 5.0;
 
-// "partitionable", "replicated", or the rbg flavour: what the program's random bits are made by.
-std::string ModeOf(const json& program) {
-  const std::string impl = program.value("prng_impl", "threefry2x32");
-  if (impl != "threefry2x32") return impl;
-  return program.value("threefry_partitionable", false) ? "partitionable" : "replicated";
-}
-
-// Everything that makes the program what it is, except the way it makes random bits.
-json IdentityOf(const json& program) {
-  json identity = program;
-  for (const char* field : {"name", "dir", "description", "files", "memory_analysis", "modules",
-                            "random_draws", "threefry_partitionable", "prng_impl"}) {
-    identity.erase(field);
-  }
-  return identity;
-}
-
-// The what-if (RngWhatIf field) that predicts `to` from a program of mode `from`, or "" where
-// the corpus pairs no prediction (rbg is predicted from partitionable threefry, as its key is).
-std::string PredictedMode(const std::string& from, const std::string& to) {
-  if (from == "partitionable" && to == "replicated") return "replicated";
-  if (from == "replicated" && to == "partitionable") return "partitionable";
-  if (from == "partitionable" && (to == "rbg" || to == "unsafe_rbg")) return "rbg";
-  return "";
-}
-
-// The files of the program's training step (a program of several modules names each).
-const json& TrainStepFiles(const json& program) {
-  if (program.contains("modules")) {
-    for (const json& module : program.at("modules")) {
-      if (module.value("jit_name", "") == "jit_train_step") return module.at("files");
-    }
-  }
-  return program.at("files");
-}
+using testing::IdentityOf;
+using testing::ModeOf;
+using testing::PredictedMode;
+using testing::TrainStepFiles;
 
 passes::RngSiteResult Rng(const json& program) {
   const std::string path = std::string(SPMDSIM_TESTDATA_DIR) + "/" +

@@ -91,6 +91,7 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
     module["file"] = m.figures.file;
     module["stage"] = m.figures.stage;
     module["fit"] = m.figures.fit ? FitToJson(*m.figures.fit) : nlohmann::ordered_json();
+    if (m.figures.fit) module["fit"]["fixes"] = FixesToJson(m.figures.fixes);
     nlohmann::ordered_json check;
     check["baseline"] = BaselineMatchName(m.match);
     check["passed"] = m.Passed();
@@ -159,6 +160,8 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
     const ModuleFigures& f = m.figures;
     out << fmt::format("module {} ({})  {}\n", f.name, f.stage, f.file);
     if (f.fit) out << "  " << FitVerdictLine(f.name, *f.fit) << "\n";
+    // A module over its device: the three fixes that give the lowest peaks.
+    if (f.fit && !f.fit->fits.value_or(true)) PrintFixesText(f.fixes, out, 3);
     if (m.match == BaselineMatch::kMissing) {
       out << "  " << OneSideText(m.match) << "\n";
       continue;

@@ -61,4 +61,38 @@ nlohmann::ordered_json FitToJson(const FitVerdict& verdict) {
   return j;
 }
 
+void PrintFixesText(const std::vector<FitFix>& fixes, std::ostream& out, size_t limit) {
+  if (fixes.empty()) return;
+  out << "  fixes, by the peak per device each gives (the module changed, memory packed again):\n";
+  for (size_t i = 0; i < fixes.size() && (limit == 0 || i < limit); ++i) {
+    const FitFix& f = fixes[i];
+    const std::string peak =
+        f.peak_high_bytes != f.peak_bytes
+            ? fmt::format("{} to {}", HumanBytes(f.peak_bytes), HumanBytes(f.peak_high_bytes))
+            : HumanBytes(f.peak_bytes);
+    const std::string fits = !f.fits ? "" : *f.fits ? ", fits" : ", does not fit";
+    out << fmt::format("    {}. {}: peak {}{}; cost: {}\n       ({})\n", i + 1, f.action, peak,
+                       fits, f.cost, f.basis);
+  }
+  if (limit != 0 && fixes.size() > limit) {
+    out << fmt::format("    ... {} more (--format json lists them)\n", fixes.size() - limit);
+  }
+}
+
+nlohmann::ordered_json FixesToJson(const std::vector<FitFix>& fixes) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const FitFix& f : fixes) {
+    list.push_back({{"fix", f.fix},
+                    {"action", f.action},
+                    {"peak_bytes", f.peak_bytes},
+                    {"peak_high_bytes", f.peak_high_bytes},
+                    {"fits", f.fits ? nlohmann::ordered_json(*f.fits) : nullptr},
+                    {"wire_bytes_per_device", f.wire_bytes_per_device},
+                    {"host_bytes_per_step", f.host_bytes_per_step},
+                    {"cost", f.cost},
+                    {"basis", f.basis}});
+  }
+  return list;
+}
+
 }  // namespace spmdsim::analyzer

@@ -12,8 +12,10 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzer/model/device_memory.h"
+#include "analyzer/model/fit_fixes.h"
 #include "dump/module_loader.h"
 
 namespace spmdsim::analyzer {
@@ -29,5 +31,11 @@ std::string FitBasisLine(const FitVerdict& verdict);
 void PrintFitText(const dump::ModuleInput& input, const FitVerdict& verdict, std::ostream& out);
 
 nlohmann::ordered_json FitToJson(const FitVerdict& verdict);
+
+// "1. <action>: peak P (fits, S to spare | over by O); cost; basis", one line per fix, ranked;
+// `limit` lines at most (0: all).
+void PrintFixesText(const std::vector<FitFix>& fixes, std::ostream& out, size_t limit = 0);
+
+nlohmann::ordered_json FixesToJson(const std::vector<FitFix>& fixes);
 
 }  // namespace spmdsim::analyzer

@@ -556,6 +556,28 @@ void Verdict(const FitVerdict& fit, std::string_view module_name, std::string& o
   out += "</p>\n";
 }
 
+// The fixes ranked by the peak each gives, for a step over its device (fit_fixes.h).
+void Fixes(const std::vector<FitFix>& fixes, const FitVerdict& fit, std::string& out) {
+  if (fixes.empty() || fit.fits.value_or(true)) return;
+  out +=
+      "<table class=\"fixes\">\n<tr><th>fix</th><th class=\"num\">peak per device</th>"
+      "<th>fits</th><th>cost</th><th>how the peak was obtained</th></tr>\n";
+  for (const FitFix& f : fixes) {
+    const std::string peak = f.peak_high_bytes != f.peak_bytes
+                                 ? HumanBytes(f.peak_bytes) + " to " + HumanBytes(f.peak_high_bytes)
+                                 : HumanBytes(f.peak_bytes);
+    out += fmt::format(
+        "<tr data-fix=\"{}\"><td>{}</td><td class=\"num\" title=\"{} bytes\">{}</td><td>{}</td>"
+        "<td>{}</td><td class=\"muted\">{}</td></tr>\n",
+        E(f.fix), E(f.action), f.peak_high_bytes, E(peak),
+        !f.fits   ? ""
+        : *f.fits ? "yes"
+                  : "no",
+        E(f.cost), E(f.basis));
+  }
+  out += "</table>\n";
+}
+
 void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& options,
             std::string& out) {
   const dump::ModuleInput& input = *report.input;
@@ -565,6 +587,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
       number, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
       E(input.path));
   Verdict(report.fit, input.module->name, out);
+  Fixes(report.fixes, report.fit, out);
   Summary(report, options, out);
   MemoryTerms(report.memory, out);
   const PeakMemoryResult& m = report.memory.prediction;

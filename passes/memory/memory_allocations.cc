@@ -403,6 +403,23 @@ void PeakMemoryBuilder::ClassifyAndAssign() {
   analyses_.KeepMemoryAssignment(key, std::move(state));
 }
 
+void PeakMemoryBuilder::ResizeValues() {
+  if (options_.resized_values.empty()) return;
+  auto bytes = std::make_shared<std::vector<int64_t>>(*buffer_bytes_);
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    if (kind_[static_cast<size_t>(buffer.id)] != BufferKind::kTemp) continue;
+    bool resized = false;
+    int64_t size = 0;
+    for (int32_t id : buffer.values) {
+      const auto it = options_.resized_values.find(df_.ValueName(df_.value(id)));
+      resized |= it != options_.resized_values.end();
+      size = std::max(size, it != options_.resized_values.end() ? it->second : ValueBytes(id));
+    }
+    if (resized) (*bytes)[static_cast<size_t>(buffer.id)] = size;
+  }
+  buffer_bytes_ = std::move(bytes);
+}
+
 namespace {
 
 // How many of the newest registered allocations a temporary is offered one by one before the

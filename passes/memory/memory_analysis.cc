@@ -44,6 +44,7 @@ PeakMemoryResult PeakMemoryBuilder::Build() {
   if (module_.entry == nullptr) return std::move(result_);
   result_.platform = options_.platform;
   ClassifyAndAssign();
+  ResizeValues();
   // Each memory space is a heap of its own (XLA runs the heap simulation per buffer color); the
   // one reported (the default memory unless options_.memory_space names another) goes last, as
   // the peak listing and the curve read its recorder.

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +62,11 @@ struct MemoryAnalysisOptions {
   std::set<std::string> recompute_values;
   // The late readers (e.g. the backward pass's instructions); required with recompute_values.
   std::function<bool(const ir::HloInstruction&)> late_reader;
+  // What-if for a lowering that changes buffer sizes (another RNG mode): values, named as in
+  // recompute_values, whose buffer takes these bytes instead of its shape's, on the same schedule
+  // and live ranges; the temporaries are packed again. A buffer takes the largest size among its
+  // values, resized or not. Arguments and outputs keep theirs.
+  std::map<std::string, int64_t> resized_values;
 };
 
 // One buffer live at the peak, in the vocabulary of XLA's OOM listing.

@@ -74,6 +74,33 @@ ENTRY %main (p: f32[1024]) -> f32[256] {
   CHECK(r.live_at_peak[0].size_bytes == 4096);
 }
 
+TEST_CASE("resized values: the buffer takes the new size and the heap is packed again") {
+  const auto module = Parse(R"(HloModule fan, is_scheduled=true
+
+ENTRY %main (p: f32[1024]) -> f32[256] {
+  %p = f32[1024]{0} parameter(0)
+  %e1 = f32[1024]{0} exponential(%p)
+  %e2 = f32[1024]{0} negate(%e1)
+  %e3 = f32[1024]{0} add(%e1, %e2)
+  %e4 = f32[1024]{0} add(%e3, %e1)
+  ROOT %out = f32[256]{0} slice(%e4), slice={[0:256]}
+}
+)");
+  const PeakMemoryResult compiled = AnalyzePeakMemory(*module);
+  MemoryAnalysisOptions options;
+  // e1, held until e4, grown to 64 KiB: the heap is its 64 KiB and the 4 KiB slot the others
+  // share. Shrunk to 1 KiB: 1 KiB + 4 KiB. A name that is no value changes nothing.
+  options.resized_values = {{"e1", 65536}, {"no_such_value", 1}};
+  const PeakMemoryResult grown = AnalyzePeakMemory(*module, options);
+  CHECK(grown.temp_bytes == 65536 + 4096);
+  CHECK(grown.peak_bytes == compiled.peak_bytes - compiled.temp_bytes + 65536 + 4096);
+  options.resized_values = {{"e1", 1024}};
+  CHECK(AnalyzePeakMemory(*module, options).temp_bytes == 1024 + 4096);
+  // The parameter and the output keep their sizes: only temporaries are resized.
+  options.resized_values = {{"p", 1}, {"out", 1}};
+  CHECK(AnalyzePeakMemory(*module, options).peak_bytes == compiled.peak_bytes);
+}
+
 TEST_CASE("the loop module: donation, the loop's tuple table combined with the heap") {
   const auto module = Parse(kLoopModule);
   const PeakMemoryResult r = AnalyzePeakMemory(*module);

@@ -93,6 +93,8 @@ class PeakMemoryBuilder {
   // with the same platform and sizes decided (ModuleAnalyses::MemoryAssignment): they depend on
   // neither the memory space reported nor the recompute what-if.
   void ClassifyAndAssign();
+  // Applies options_.resized_values to the buffer sizes of this run (not the kept assignment).
+  void ResizeValues();
   struct KeptAssignment;
 
   // --- Reuse of argument and output allocations (BufferAssigner::AssignSingleHloBuffer) ---------
