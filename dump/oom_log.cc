@@ -1,12 +1,19 @@
 #include "dump/oom_log.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <tuple>
 
 #include "dump/size_text.h"
 
 namespace spmdsim::dump {
 namespace {
+
+// A status line broken by the terminal is joined over at most this many lines.
+constexpr int64_t kMaxStatusLines = 3;
 
 // An Operator line that a terminal wrapped is joined again, up to this many lines.
 constexpr int kMaxOperatorContinuation = 64;
@@ -19,6 +26,27 @@ std::string_view Trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// A glog/absl line prefix, "I0309 12:51:51.361715 140505975940928 run_docker.py:247] " (AlphaFold's
+// docker runner relays XLA's message with one on every line): the severity letter and date, the
+// time, the thread id, then "file:line] ". The line without it; the line itself when it has none.
+std::string_view WithoutLogPrefix(std::string_view line) {
+  if (line.size() < 8 || std::string_view("IWEF").find(line[0]) == std::string_view::npos) {
+    return line;
+  }
+  for (size_t i = 1; i <= 4; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(line[i]))) return line;
+  }
+  if (line[5] != ' ') return line;
+  const size_t bracket = line.find("] ");
+  // The rest of the prefix is time, thread and file:line: no space-free gap longer than a path.
+  if (bracket == std::string_view::npos || bracket > 160) return line;
+  const std::string_view prefix = line.substr(0, bracket);
+  if (prefix.find(':') == std::string_view::npos || prefix.find('.') == std::string_view::npos) {
+    return line;
+  }
+  return Trim(line.substr(bracket + 2));
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
@@ -126,17 +154,22 @@ class OomLogParser {
   void Run() {
     while (!text_.empty()) {
       const size_t newline = text_.find('\n');
-      const std::string_view line = Trim(text_.substr(0, newline));
+      const std::string_view line = WithoutLogPrefix(Trim(text_.substr(0, newline)));
       text_.remove_prefix(newline == std::string_view::npos ? text_.size() : newline + 1);
       ++line_number_;
       Line(line);
     }
     CloseListing();
     // Figures printed after the last listing belong to it.
-    if (!listings_.empty()) Complete(listings_.back().figures, pending_);
+    if (!listings_.empty()) {
+      Complete(listings_.back().figures, pending_);
+      pending_ = {};
+    }
   }
 
   std::vector<Listing>& Listings() { return listings_; }
+  // The figures of a message with no listing at all (libtpu's E1000 before its listing).
+  const MessageFigures& Unlisted() const { return pending_; }
   std::vector<std::string>& Header() { return header_; }
 
  private:
@@ -312,9 +345,49 @@ class OomLogParser {
     }
     // TPU: "Ran out of memory in memory space hbm. Used 20.54G of 15.48G hbm. Exceeded hbm
     // capacity by 5.06G." (sometimes broken over two lines).
-    if (const size_t at = line.find("Ran out of memory in memory space ");
+    // The terminal may break it after "memory space": the space is then the next line's first
+    // word ("hbm. Used 126.45G of 94.75G hbm. ...").
+    if (space_on_next_line_) {
+      space_on_next_line_ = false;
+      std::string_view space = FirstWord(line);
+      if (!space.empty() && space.back() == '.') space.remove_suffix(1);
+      if (!space.empty()) m.capacity.memory_space = std::string(space);
+    }
+    if (const size_t at = line.find("Ran out of memory in memory space");
         at != std::string_view::npos) {
-      m.capacity.memory_space = std::string(FirstWord(line.substr(at + 34)));
+      const std::string_view rest = Trim(line.substr(at + 33));
+      std::string_view space = FirstWord(rest);
+      if (!space.empty() && space.back() == '.') space.remove_suffix(1);
+      m.capacity.memory_space = std::string(space);
+      space_on_next_line_ = space.empty();
+      m.format = "tpu-hbm";
+      message = true;
+    }
+    // libtpu's E1000: "Ran out of memory on HBM, the total memory required for HLO temporaries
+    // (26.68G) exceeds available HBM (15.75G)".
+    if (const size_t at = line.find("exceeds available ");
+        at != std::string_view::npos && line.find("Ran out of memory") != std::string_view::npos) {
+      const auto parenthesized = [](std::string_view text) {
+        const size_t open = text.find('(');
+        const size_t close = text.find(')', open);
+        return open == std::string_view::npos || close == std::string_view::npos
+                   ? std::string_view()
+                   : text.substr(open + 1, close - open - 1);
+      };
+      const std::string_view used = parenthesized(line.substr(0, at));
+      const std::string_view available = parenthesized(line.substr(at));
+      m.capacity.memory_space = "hbm";
+      m.capacity.used_text = std::string(used);
+      m.capacity.used_bytes = ParseSize(used);
+      m.capacity.capacity_text = std::string(available);
+      m.capacity.capacity_bytes = ParseSize(available);
+      if (m.capacity.used_bytes && m.capacity.capacity_bytes &&
+          *m.capacity.used_bytes >= *m.capacity.capacity_bytes) {
+        m.capacity.exceeded_bytes = *m.capacity.used_bytes - *m.capacity.capacity_bytes;
+        // In libtpu's own words (two decimals of GiB), as its other message prints it.
+        m.capacity.exceeded_text =
+            fmt::format("{:.2f}G", static_cast<double>(*m.capacity.exceeded_bytes) / (1 << 30));
+      }
       m.format = "tpu-hbm";
       message = true;
     }
@@ -342,10 +415,21 @@ class OomLogParser {
     }
     // The message is the line that says most: XLA's own, over the device's and the allocator's.
     const int rank = m.capacity.memory_space.empty() ? m.failed_rank : 3;
+    const size_t status = line.find("RESOURCE_EXHAUSTED");
     if (message && rank > m.message_rank) {
-      const size_t status = line.find("RESOURCE_EXHAUSTED");
       m.message = std::string(status == std::string_view::npos ? line : line.substr(status));
+      // A status line the terminal broke: the lines since "RESOURCE_EXHAUSTED", joined.
+      if (status == std::string_view::npos && !wrapped_status_.empty() &&
+          line_number_ - wrapped_status_line_ <= kMaxStatusLines) {
+        m.message = wrapped_status_ + " " + m.message;
+      }
       m.message_rank = rank;
+    }
+    if (status != std::string_view::npos) {
+      wrapped_status_ = std::string(line.substr(status));
+      wrapped_status_line_ = line_number_;
+    } else if (!wrapped_status_.empty() && line_number_ - wrapped_status_line_ < kMaxStatusLines) {
+      wrapped_status_ += " " + std::string(line);
     }
     if (line == "BufferAssignment OOM Debugging.") {
       m.format = "buffer-assignment";
@@ -452,9 +536,77 @@ class OomLogParser {
   OomLogBuffer* current_ = nullptr;  // the entry being read, in open_
   int continuing_ = 0;               // lines an unterminated Operator may still take
   bool listing_closed_ = false;
+  bool space_on_next_line_ = false;  // "Ran out of memory in memory space" ended its line
+  std::string wrapped_status_;       // the last RESOURCE_EXHAUSTED line and what followed it
+  int64_t wrapped_status_line_ = 0;
   std::string block_;  // the block of figures being read
   std::vector<std::string> header_;
 };
+
+}  // namespace
+
+namespace {
+
+// A message is complete when it has its error line and its figures (the stats block, or TPU's
+// capacity line): what a user pastes whole, where a listing alone was cut from it.
+bool IsComplete(const MessageFigures& figures) {
+  return figures.message_rank > 0 &&
+         (!figures.stats.empty() || !figures.capacity.memory_space.empty());
+}
+
+int64_t ListedBytes(const Listing& listing) {
+  int64_t bytes = 0;
+  for (const OomLogBuffer& b : listing.entries) {
+    const std::optional<int64_t> size = ParseSize(b.size_text);
+    if (size && *size <= INT64_MAX - bytes) bytes += *size;
+  }
+  return bytes;
+}
+
+// The copies of each distinct listing merged (JAX repeats the message in its traceback; a copy
+// cut short still counts), in the order they first appear.
+struct ListingGroup {
+  Listing merged;
+  std::vector<int64_t> repeat_lines;
+};
+
+std::vector<ListingGroup> GroupCopies(std::vector<Listing>& listings) {
+  std::vector<ListingGroup> groups;
+  for (Listing& listing : listings) {
+    ListingGroup* group = nullptr;
+    for (ListingGroup& g : groups)
+      group = group == nullptr && SameListing(g.merged, listing) ? &g : group;
+    if (group == nullptr) {
+      groups.push_back({std::move(listing), {}});
+      continue;
+    }
+    group->repeat_lines.push_back(listing.line);
+    if (listing.entries.size() > group->merged.entries.size()) {
+      group->merged.entries = std::move(listing.entries);
+    }
+    Complete(group->merged.figures, listing.figures);
+  }
+  return groups;
+}
+
+// The listing to read: a complete message's first, else the one with most buffers, then most
+// bytes, then the first. `why` says which rule chose it, for the notes.
+size_t ChooseListing(const std::vector<ListingGroup>& groups, std::string& why) {
+  size_t best = 0;
+  const auto key = [&](size_t i) {
+    const Listing& l = groups[i].merged;
+    return std::make_tuple(IsComplete(l.figures), l.entries.size(), ListedBytes(l));
+  };
+  for (size_t i = 1; i < groups.size(); ++i) best = key(i) > key(best) ? i : best;
+  const bool complete = IsComplete(groups[best].merged.figures);
+  size_t complete_count = 0;
+  for (const ListingGroup& g : groups) complete_count += IsComplete(g.merged.figures) ? 1 : 0;
+  why = complete && complete_count == 1 ? "the complete message: its error line and figures"
+        : complete                      ? "the complete message with the most buffers"
+                   : "no listing comes with its error line and figures: the largest (most "
+                     "buffers, then most bytes)";
+  return best;
+}
 
 }  // namespace
 
@@ -462,30 +614,39 @@ DumpResult<OomLog> ReadOomLog(std::string_view text) {
   OomLogParser parser(text);
   parser.Run();
   std::vector<Listing>& listings = parser.Listings();
-  if (listings.empty()) {
-    return DumpError{
-        DumpErrorKind::kParse, "",
-        "no peak-buffer entries with a size found (XLA:GPU/CPU \"Buffer N:\" with \"Size:\", or "
-        "XLA:TPU \"N. Size:\"); paste the part of XLA's out-of-memory message that lists the "
-        "peak buffers (\"BufferAssignment OOM Debugging\" or \"Largest program allocations\")"};
-  }
   OomLog log;
   log.header = std::move(parser.Header());
-  Listing primary = std::move(listings.front());
-  for (size_t i = 1; i < listings.size(); ++i) {
-    Listing& later = listings[i];
-    if (SameListing(primary, later)) {
-      ++log.repeats_skipped;
-      log.repeat_lines.push_back(later.line);
-      if (later.entries.size() > primary.entries.size()) primary.entries = later.entries;
-      Complete(primary.figures, later.figures);
-    } else {
-      log.notes.push_back("a different listing of " + std::to_string(later.entries.size()) +
-                          " buffers starts at line " + std::to_string(later.line) +
-                          "; only the first listing of a log is read (paste the other alone "
-                          "to read it)");
+  if (listings.empty()) {
+    // A message with no listing (libtpu's compile-time OOM, E1000): its figures alone.
+    if (!IsComplete(parser.Unlisted()) && parser.Unlisted().message_rank == 0) {
+      return DumpError{
+          DumpErrorKind::kParse, "",
+          "no out-of-memory message found: no peak-buffer entries with a size (XLA:GPU/CPU "
+          "\"Buffer N:\" with \"Size:\", or XLA:TPU \"N. Size:\") and no error line (\"Out of "
+          "memory while trying to allocate\", \"Ran out of memory in memory space\", libtpu's "
+          "\"exceeds available HBM\"); paste XLA's whole out-of-memory message"};
     }
+    Listing none;
+    none.figures = parser.Unlisted();
+    listings.push_back(std::move(none));
+    log.notes.push_back(
+        "the message lists no buffers; with --dump DIR (the module XLA dumped) the buffers live "
+        "at spmdsim's peak are listed instead");
   }
+  std::vector<ListingGroup> groups = GroupCopies(listings);
+  std::string why;
+  const size_t chosen = ChooseListing(groups, why);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const Listing& l = groups[i].merged;
+    if (i == chosen) continue;
+    log.notes.push_back(fmt::format(
+        "a listing of {} buffers {} at line {} was not read; the one at line {} was: {}",
+        l.entries.size(), IsComplete(l.figures) ? "with its message" : "without its message",
+        l.line, groups[chosen].merged.line, why));
+  }
+  Listing& primary = groups[chosen].merged;
+  log.repeats_skipped = static_cast<int64_t>(groups[chosen].repeat_lines.size());
+  log.repeat_lines = groups[chosen].repeat_lines;
   MessageFigures& figures = primary.figures;
   log.format = figures.format.empty() ? "buffer-assignment" : figures.format;
   log.message = figures.message;

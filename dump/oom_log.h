@@ -37,9 +37,18 @@
 //        Allocation type: HLO temp
 //        ==========================
 //
-// The listing is read once: JAX raises the message again inside the traceback, so a later copy of
-// the same listing (the same buffer numbers and fields) is skipped and counted in
-// `repeats_skipped`; a different listing later in the log is not read (a note says where).
+// libtpu's compile-time OOM (E1000) may list nothing:
+//   RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: Ran out of memory on HBM, the total memory
+//   required for HLO temporaries (26.68G) exceeds available HBM (15.75G)
+// which is read as its capacity figures with no buffers. glog/absl line prefixes
+// ("I0309 12:51:51.361715 140505975940928 run_docker.py:247] ") are read through, and a status
+// line the terminal broke is joined.
+//
+// Each listing is read once: JAX raises the message again inside the traceback, so a later copy
+// of the same listing (the same buffer numbers and fields) is skipped and counted in
+// `repeats_skipped`. Of listings that are not copies of one another (a piece pasted first, then
+// the whole message), the one that comes with its error line and figures is read, else the
+// largest; a note says which was read and why.
 //
 // Only what the log says is read here, with XLA's rounded figures read as bytes (dump/size_text.h);
 // what spmdsim makes of it (exact sizes from the shapes, categories, random bits and what each fix
@@ -116,7 +125,8 @@ struct OomLog : OomMessage {
   std::vector<OomLogBuffer> buffers;  // as listed, once
 };
 
-// Reads a pasted log. A kParse error when no "Buffer N:" / "N. Size:" entry with a size is found.
+// Reads a pasted log. A kParse error when neither a "Buffer N:" / "N. Size:" entry with a size nor
+// an out-of-memory error line is found.
 DumpResult<OomLog> ReadOomLog(std::string_view text);
 
 }  // namespace spmdsim::dump

@@ -37,11 +37,18 @@ struct OomCommandOptions {
   DeviceChoice device;  // the fit verdict's device (with --dump)
 };
 
-// The dump's module the message is read against, kept loaded for the fit verdict.
+// The dump's module the message is read against, kept loaded for the fit verdict, with its peak
+// (the buffers live there stand in for a message that lists none).
 struct OomDump {
   dump::LoadOutcome outcome;
   const dump::ModuleInput* chosen = nullptr;
+  std::unique_ptr<passes::ModuleAnalyses> analyses;
+  passes::MemoryAnalysisOptions memory;
+  passes::PeakMemoryResult baseline;
 };
+
+// Buffers of the peak listed for a message without a listing, as many as XLA:GPU lists.
+constexpr int64_t kPeakBuffersListed = 20;
 
 // The device count and remat evidence of the dump's first after-optimizations module (the
 // first module when none is). Returns an exit code; kExitOk on success.
@@ -87,23 +94,27 @@ struct DumpVerdict {
   std::vector<FitFix> fixes;
 };
 
-DumpVerdict DumpFit(const dump::ModuleInput& input, const OomReport& report,
-                    const DeviceChoice& device) {
-  passes::ModuleAnalyses analyses(*input.module);
-  passes::MemoryAnalysisOptions memory;
-  memory.platform = MemoryProfileOf(input, &analyses);
-  memory.live_at_peak_limit = 1;
-  memory.timeline_points = 1;
-  const passes::PeakMemoryResult baseline = BuildMemoryReport(input, memory, &analyses).prediction;
+void AnalyzeDumpPeak(OomDump& dumped) {
+  const dump::ModuleInput& input = *dumped.chosen;
+  dumped.analyses = std::make_unique<passes::ModuleAnalyses>(*input.module);
+  dumped.memory.platform = MemoryProfileOf(input, dumped.analyses.get());
+  dumped.memory.live_at_peak_limit = kPeakBuffersListed;
+  dumped.memory.timeline_points = 1;
+  dumped.baseline = BuildMemoryReport(input, dumped.memory, dumped.analyses.get()).prediction;
+}
+
+DumpVerdict DumpFit(OomDump& dumped, const OomReport& report, const DeviceChoice& device) {
+  const dump::ModuleInput& input = *dumped.chosen;
+  const int64_t peak = dumped.baseline.peak_bytes;
   DumpVerdict out;
   const bool from_message =
       device.device.empty() && !device.capacity && report.capacity.capacity_bytes.has_value();
   if (!from_message) {
-    out.fit = JudgeModuleFit(input, baseline.peak_bytes, device, &analyses);
+    out.fit = JudgeModuleFit(input, peak, device, dumped.analyses.get());
   } else {
     DeviceChoice stated = device;
     stated.capacity = *report.capacity.capacity_bytes;
-    out.fit = JudgeModuleFit(input, baseline.peak_bytes, stated, &analyses);
+    out.fit = JudgeModuleFit(input, peak, stated, dumped.analyses.get());
     out.fit.capacity.display = "device the OOM message describes";
     out.fit.capacity.basis = "the capacity the OOM message states (" +
                              report.capacity.capacity_text + " of " + report.capacity.memory_space +
@@ -111,7 +122,7 @@ DumpVerdict DumpFit(const dump::ModuleInput& input, const OomReport& report,
     out.fit.capacity.decided_by = "the OOM message";
   }
   if (!out.fit.fits.value_or(true)) {
-    out.fixes = BuildFitFixes(input, analyses, baseline, memory, out.fit);
+    out.fixes = BuildFitFixes(input, *dumped.analyses, dumped.baseline, dumped.memory, out.fit);
   }
   return out;
 }
@@ -137,6 +148,8 @@ int RunOom(const OomCommandOptions& command) {
   OomDump dumped;
   if (!command.dump.empty()) {
     if (const int status = ReadDump(command, options, dumped); status != kExitOk) return status;
+    AnalyzeDumpPeak(dumped);
+    options.peak_buffers = PeakBuffersAsListed(dumped.baseline.live_at_peak);
   }
   std::string error;
   const std::optional<OomReport> report = ParseOomLog(text, error, options);
@@ -145,7 +158,7 @@ int RunOom(const OomCommandOptions& command) {
     return kExitParse;
   }
   std::optional<DumpVerdict> fit;
-  if (dumped.chosen != nullptr) fit = DumpFit(*dumped.chosen, *report, command.device);
+  if (dumped.chosen != nullptr) fit = DumpFit(dumped, *report, command.device);
   if (command.format == "json") {
     nlohmann::ordered_json out;
     out["schema_version"] = kSchemaVersion;
@@ -157,6 +170,13 @@ int RunOom(const OomCommandOptions& command) {
   } else {
     if (fit) {
       PrintFitText(*dumped.chosen, fit->fit, std::cout);
+      const dump::OomCapacity& c = report->capacity;
+      if (fit->fit.fits.value_or(false) && c.used_bytes && c.capacity_bytes &&
+          *c.used_bytes > *c.capacity_bytes) {
+        std::cout << "  note: the message says XLA needed " << c.used_text << " of "
+                  << c.capacity_text << "; the --dump module's peak fits: is it the module that "
+                  << "ran out (--module NAME)?\n";
+      }
       PrintFixesText(fit->fixes, std::cout);
     }
     PrintOomText(*report, std::cout);

@@ -21,7 +21,12 @@ constexpr std::string_view kSmiSource =
 constexpr std::string_view kTpuSource =
     "HBM per JAX device (Google Cloud TPU system architecture pages); libtpu keeps 256 MiB: its "
     "compile-time OOM (E1000) reports 15.75G of a v5e's 16 GiB available (older libtpu kept "
-    "530 MiB, \"reserved 530.00M\"); the same reserve is assumed on other generations";
+    "530 MiB, \"reserved 530.00M\"); assumed on v5p, v6e and v3";
+
+constexpr std::string_view kTpuV4Source =
+    "HBM per chip (Google Cloud TPU v4 pages); libtpu keeps 1.25G on a v4: its compile-time OOM "
+    "on a TPU v4-32 (erfanzar/EasyDeL#166, testdata/oom/tpu_v4_easydel_166.log) reports \"Used "
+    "63.80G of 30.75G hbm\" with \"reserved 1.25G\"";
 
 // clang-format off
 constexpr std::array kDevices = {
@@ -45,12 +50,10 @@ constexpr std::array kDevices = {
                kTpuSource},
     DeviceSpec{"tpu-v6e", "v6e,trillium", "TPU v6e", PlatformKind::kTpu, "", false, 32 * kGiB,
                256 * kMiB, kTpuSource},
-    DeviceSpec{"tpu-v4", "v4", "TPU v4", PlatformKind::kTpu, "", false, 32 * kGiB, 256 * kMiB,
-               kTpuSource},
+    DeviceSpec{"tpu-v4", "v4", "TPU v4", PlatformKind::kTpu, "", false, 32 * kGiB,
+               1280 * kMiB, kTpuV4Source},
     DeviceSpec{"tpu-v3", "v3", "TPU v3 (one core)", PlatformKind::kTpu, "", false, 16 * kGiB,
                256 * kMiB, kTpuSource},
-    DeviceSpec{"tpu7x", "ironwood,v7x,tpu-v7x", "TPU7x (Ironwood)", PlatformKind::kTpu, "", false,
-               192 * kGiB, 256 * kMiB, kTpuSource},
 };
 // clang-format on
 

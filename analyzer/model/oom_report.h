@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dump/oom_log.h"
+#include "passes/memory/memory_analysis.h"
 #include "passes/rng/rng_site_kinds.h"
 #include "passes/rng/rng_whatif.h"
 
@@ -80,7 +81,14 @@ struct OomOptions {
   std::string dump_remat_evidence;  // "jax.checkpoint: instruction ... (op_name ...)"
   // How the compiling XLA concatenates replicated threefry's halves (--jax-version).
   passes::ConcatLowering concat = passes::ConcatLowering::kAllGather;
+  // A message that lists no buffers (libtpu's E1000) is read with these in its place: the
+  // buffers live at spmdsim's peak of the --dump module (PeakBuffersAsListed).
+  std::vector<dump::OomLogBuffer> peak_buffers;
 };
+
+// The buffers live at a module's peak as XLA's listing would give them: numbered largest first,
+// exact sizes, op_name and source, the opcode as label, the kind as allocation type.
+std::vector<dump::OomLogBuffer> PeakBuffersAsListed(const std::vector<passes::LiveBuffer>& live);
 
 // The message as read (dump::OomMessage) and what spmdsim makes of its listing.
 struct OomReport : dump::OomMessage {

@@ -51,7 +51,8 @@ TEST_CASE("oom paligemma listing is read once though the traceback repeats it") 
   CHECK(report.total_bytes == 8455905296);  // "7.88GiB", not 15.75 GiB
   CHECK(report.notes.empty());
 
-  // A different listing later in the log is not merged into the first.
+  // A different listing later in the log is not merged into the first; without either's message,
+  // the larger is read.
   const std::string two =
       "Buffer 1:\n Size: 384.00MiB\n Shape: u32[128,1024,768]\n ====\n"
       "Buffer 1:\n Size: 1.00GiB\n Shape: f32[268435456]\n ====\n";
@@ -59,10 +60,12 @@ TEST_CASE("oom paligemma listing is read once though the traceback repeats it") 
   const std::optional<OomReport> other = ParseOomLog(two, error);
   REQUIRE(other);
   REQUIRE(other->buffers.size() == 1);
-  CHECK(other->buffers[0].size_bytes == 384 * kMiB);
+  CHECK(other->buffers[0].size_bytes == 1024 * kMiB);
   CHECK(other->repeats_skipped == 0);
   REQUIRE(other->notes.size() == 1);
-  CHECK(other->notes[0].find("a different listing of 1 buffers starts at line 5") == 0);
+  CHECK(other->notes[0].find("a listing of 1 buffers without its message at line 1 was not read; "
+                             "the one at line 5 was: no listing comes with its error line and "
+                             "figures: the largest") == 0);
 }
 
 TEST_CASE("oom paligemma every field: entry parameters stats failed allocation") {
@@ -241,6 +244,41 @@ TEST_CASE("oom remat: not recommended to a program already rematerialized") {
   CHECK_FALSE(remat(tpu).recommended);
 }
 
+TEST_CASE("oom: a message without a listing is read with the --dump module's peak buffers") {
+  const std::string text =
+      "RESOURCE_EXHAUSTED: E1000: CompileTimeHbmOom: Ran out of memory on HBM, the total memory "
+      "required for HLO temporaries (26.68G) exceeds available HBM (15.75G)\n";
+  std::string error;
+  const std::optional<OomReport> alone = ParseOomLog(text, error);
+  REQUIRE(alone);
+  CHECK(alone->buffers.empty());
+  CHECK(alone->total_bytes == 0);
+  OomOptions options;
+  passes::LiveBuffer bits;
+  bits.size_bytes = 402653184;
+  bits.instruction = "fusion.7";
+  bits.opcode = "fusion";
+  bits.shape = "u32[128,1024,768]";
+  bits.op_name = "jit(step)/jvp(model)/dropout/jit(_bernoulli)/jit(_uniform)/threefry2x32";
+  bits.kind = "temp";
+  passes::LiveBuffer param = bits;
+  param.size_bytes = 4096;
+  param.shape = "f32[1024]";
+  param.op_name = "";
+  param.kind = "argument";
+  options.peak_buffers = PeakBuffersAsListed({bits, param});
+  const std::optional<OomReport> with_dump = ParseOomLog(text, error, options);
+  REQUIRE(with_dump);
+  REQUIRE(with_dump->buffers.size() == 2);
+  CHECK(with_dump->buffers[0].number == 1);
+  CHECK(with_dump->buffers[0].size_bytes == 402653184);
+  CHECK(with_dump->buffers[0].category == "random bits");
+  CHECK(with_dump->buffers[1].category == "parameter");
+  CHECK(with_dump->capacity.capacity_text == "15.75G");
+  CHECK(with_dump->notes.back().find("live at spmdsim's peak of the --dump module") !=
+        std::string::npos);
+}
+
 TEST_CASE("oom bad input gives a clear message and never crashes") {
   const std::vector<std::string> hostile = {
       "",
@@ -252,7 +290,7 @@ TEST_CASE("oom bad input gives a clear message and never crashes") {
   for (const std::string& text : hostile) {
     std::string error;
     CHECK_FALSE(ParseOomLog(text, error));
-    CHECK(error.find("no peak-buffer entries with a size found") == 0);
+    CHECK(error.find("no out-of-memory message found") == 0);
   }
   // Survivable nonsense: read, never trusted past its limits.
   const std::vector<std::string> odd = {

@@ -254,10 +254,12 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
 
 void PrintOomText(const OomReport& report, std::ostream& out) {
   PrintHeading(report, out);
-  PrintCategories(report, out);
-  PrintBuffers(report, out);
+  if (!report.buffers.empty()) {
+    PrintCategories(report, out);
+    PrintBuffers(report, out);
+  }
   PrintFigures(report, out);
-  PrintRandomBits(report, out);
+  if (!report.buffers.empty()) PrintRandomBits(report, out);
   for (const std::string& note : report.notes) out << "note: " << note << "\n";
 }
 
