@@ -190,6 +190,9 @@ FitVerdict JudgeFit(int64_t peak_bytes, DeviceCapacity capacity) {
   if (verdict.capacity.known) {
     verdict.fits = peak_bytes <= verdict.capacity.usable_bytes;
     verdict.margin_bytes = verdict.capacity.usable_bytes - peak_bytes;
+    if (verdict.capacity.memory_fraction && verdict.capacity.memory_bytes > 0) {
+      verdict.fits_whole_device = peak_bytes <= verdict.capacity.memory_bytes;
+    }
   }
   return verdict;
 }

@@ -78,6 +78,10 @@ struct FitVerdict {
   DeviceCapacity capacity;
   std::optional<bool> fits;  // nullopt without a device
   int64_t margin_bytes = 0;  // usable - peak (negative: over by that much)
+  // GPU: the peak fits the device's whole memory. Newer XLA releases' default pool (the "0.75+"
+  // policy of XLA_CLIENT_MEM_FRACTION) preallocates 75% and grows to all of it, subject to what
+  // else holds device memory; older ones stop at the fraction.
+  std::optional<bool> fits_whole_device;
 };
 
 FitVerdict JudgeFit(int64_t peak_bytes, DeviceCapacity capacity);

@@ -19,6 +19,9 @@ std::string FitVerdictLine(std::string_view module_name, const FitVerdict& verdi
                                  HumanBytes(c.usable_bytes), HumanBytes(-verdict.margin_bytes));
   if (const std::optional<double> fraction = GpuFractionThatFits(verdict)) {
     line += fmt::format("; fits with XLA_PYTHON_CLIENT_MEM_FRACTION={:.2f}", *fraction);
+    if (*c.memory_fraction == kJaxDefaultGpuMemFraction) {
+      line += ", or where XLA's default pool grows past 75% (the 0.75+ policy of newer releases)";
+    }
   }
   return line;
 }
@@ -56,6 +59,8 @@ nlohmann::ordered_json FitToJson(const FitVerdict& verdict) {
   j["memory_fraction"] = c.memory_fraction ? nlohmann::ordered_json(*c.memory_fraction) : nullptr;
   const std::optional<double> fraction = GpuFractionThatFits(verdict);
   j["memory_fraction_that_fits"] = fraction ? nlohmann::ordered_json(*fraction) : nullptr;
+  j["fits_whole_device"] =
+      verdict.fits_whole_device ? nlohmann::ordered_json(*verdict.fits_whole_device) : nullptr;
   j["basis"] = c.basis;
   j["decided_by"] = c.decided_by;
   return j;
