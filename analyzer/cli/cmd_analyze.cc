@@ -45,7 +45,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
         // The verdict is about the device memory (HBM), not another space; a step over its
         // device gets the fixes ranked by the peak each gives.
         std::optional<FitVerdict> fit;
-        std::vector<FitFix> fixes;
+        FitFixes fixes;
         if (options.memory_space == 0) {
           fit = JudgeModuleFit(input, report.prediction.peak_bytes, options.device, &analyses);
           if (!fit->fits.value_or(true)) {
@@ -58,7 +58,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
         Progress::Get().Clear();
         if (json != nullptr) {
           (*json)["fit"] = fit ? FitToJson(*fit) : nullptr;
-          if (fit) (*json)["fit"]["fixes"] = FixesToJson(fixes);
+          if (fit) AddFixesJson(fixes, (*json)["fit"]);
           (*json)["memory"] = MemoryToJson(report);
         }
         if (text != nullptr) {

@@ -91,7 +91,7 @@ int ReadDump(const OomCommandOptions& command, OomOptions& options, OomDump& loa
 // With the fixes ranked by the peak each gives when the step does not fit.
 struct DumpVerdict {
   FitVerdict fit;
-  std::vector<FitFix> fixes;
+  FitFixes fixes;
 };
 
 void AnalyzeDumpPeak(OomDump& dumped) {
@@ -164,7 +164,7 @@ int RunOom(const OomCommandOptions& command) {
     out["schema_version"] = kSchemaVersion;
     out["file"] = command.path;
     out["fit"] = fit ? FitToJson(fit->fit) : nlohmann::ordered_json();
-    if (fit) out["fit"]["fixes"] = FixesToJson(fit->fixes);
+    if (fit) AddFixesJson(fit->fixes, out["fit"]);
     out["oom"] = OomToJson(*report);
     std::cout << JsonText(out) << "\n";
   } else {

@@ -62,7 +62,7 @@ struct ModuleFigures {
   // Whether the peak fits the module's device; only for the modules analysed in this run (the
   // baseline file does not keep it).
   std::optional<FitVerdict> fit;
-  std::vector<FitFix> fixes;  // ranked (fit_fixes.h); only for this run's modules
+  FitFixes fixes;  // ranked (fit_fixes.h); only for this run's modules
 };
 
 // The figures of a module as the baseline file and `check --format json` write them: peak_bytes,

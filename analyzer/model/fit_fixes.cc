@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "analyzer/emit/human_units.h"
@@ -102,11 +103,35 @@ void AddModeFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
   }
 }
 
+// The random-bits sites' buffers among those live at the peak.
+int64_t RandomBitsAtPeak(const passes::RngSiteResult& rng, const passes::PeakMemoryResult& peak) {
+  std::set<std::string> values;
+  for (const passes::RngSite& site : rng.sites) {
+    if (site.purpose != passes::SitePurpose::kBits) continue;
+    for (const passes::RngSiteBuffer& b : site.buffers) {
+      values.insert(b.values.begin(), b.values.end());
+      values.insert(b.value);
+    }
+  }
+  int64_t bytes = 0;
+  for (const passes::LiveBuffer& live : peak.live_at_peak) {
+    if (values.count(live.instruction) != 0 || values.count(live.instruction + live.index) != 0) {
+      bytes = ir::SaturatingAdd(bytes, live.size_bytes);
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
-std::vector<FitFix> RankFitFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
-                                 const FitFixInputs& inputs) {
-  std::vector<FitFix> fixes;
+FitFixes RankFitFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
+                      const FitFixInputs& inputs) {
+  FitFixes result;
+  result.peak_bytes = verdict.peak_bytes;
+  if (inputs.rng != nullptr && inputs.baseline != nullptr) {
+    result.random_bits_at_peak_bytes = RandomBitsAtPeak(*inputs.rng, *inputs.baseline);
+  }
+  std::vector<FitFix>& fixes = result.ranked;
   if (inputs.rng != nullptr) {
     AddRandomBitFixes(verdict, *inputs.rng, fixes);
     if (inputs.memory != nullptr) AddModeFixes(analyses, verdict, inputs, fixes);
@@ -130,7 +155,7 @@ std::vector<FitFix> RankFitFixes(passes::ModuleAnalyses& analyses, const FitVerd
     return std::make_tuple(!a.fits.value_or(false), a.peak_high_bytes) <
            std::make_tuple(!b.fits.value_or(false), b.peak_high_bytes);
   });
-  return fixes;
+  return result;
 }
 
 }  // namespace spmdsim::analyzer

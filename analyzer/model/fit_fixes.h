@@ -46,6 +46,16 @@ struct FitFix {
   std::string basis;                  // how the peak was obtained, and what it leaves out
 };
 
+// The ranked fixes, and how much of the peak the random bits are: where none of the fixes fits,
+// the peak is made of something else.
+struct FitFixes {
+  std::vector<FitFix> ranked;
+  int64_t peak_bytes = 0;
+  // Bytes of the random-bits sites' buffers among those live at the peak (the baseline's
+  // live_at_peak listing: complete when its limit is 0).
+  int64_t random_bits_at_peak_bytes = 0;
+};
+
 struct FitFixInputs {
   const passes::RngSiteResult* rng = nullptr;
   const passes::PeakMemoryResult* baseline = nullptr;
@@ -54,7 +64,7 @@ struct FitFixInputs {
 };
 
 // Every fix that changes the peak or the device's share, ranked (header comment).
-std::vector<FitFix> RankFitFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
-                                 const FitFixInputs& inputs);
+FitFixes RankFitFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
+                      const FitFixInputs& inputs);
 
 }  // namespace spmdsim::analyzer

@@ -64,8 +64,8 @@ SPMDSIM_CORPUS_TEST("each fix's peak is within 5% of XLA's peak of the compile w
          << " -> " << twin.at("name").get<std::string>() << " (" << fix << ")");
     REQUIRE(xla.source.size() > 0);  // XLA's figures of the twin are in the corpus
     const FitFix* found = nullptr;
-    for (const FitFix& f : from.fixes) found = f.fix == fix ? &f : found;
-    INFO("fixes: " << from.fixes.size());
+    for (const FitFix& f : from.fixes.ranked) found = f.fix == fix ? &f : found;
+    INFO("fixes: " << from.fixes.ranked.size());
     REQUIRE(found != nullptr);
     INFO("predicted " << found->peak_bytes << " to " << found->peak_high_bytes << ", XLA "
                       << xla.peak_bytes << " (" << ErrorPct(found->peak_bytes, xla.peak_bytes)

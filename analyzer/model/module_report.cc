@@ -8,7 +8,7 @@
 
 namespace spmdsim::analyzer {
 
-std::vector<FitFix> BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+FitFixes BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
                                   const passes::PeakMemoryResult& baseline,
                                   const passes::MemoryAnalysisOptions& memory,
                                   const FitVerdict& verdict, const passes::RngSiteResult* rng) {

@@ -40,8 +40,8 @@ struct ModuleReport {
   MemoryReport memory;
   passes::CollectiveResult collectives;
   passes::RngSiteResult rng;
-  FitVerdict fit;             // the peak against the device's usable memory
-  std::vector<FitFix> fixes;  // ranked by the peak each gives (fit_fixes.h)
+  FitVerdict fit;  // the peak against the device's usable memory
+  FitFixes fixes;  // ranked by the peak each gives (fit_fixes.h)
 };
 
 // Memory, collectives, RNG sites, the remat what-if, the fit verdict and the ranked fixes on one
@@ -52,10 +52,9 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
 
 // The ranked fixes of a module whose memory is already analysed (`baseline`, sized by `memory`):
 // its RNG sites are analysed here when `rng` is null (analyze, which has only the memory).
-std::vector<FitFix> BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
-                                  const passes::PeakMemoryResult& baseline,
-                                  const passes::MemoryAnalysisOptions& memory,
-                                  const FitVerdict& verdict,
-                                  const passes::RngSiteResult* rng = nullptr);
+FitFixes BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+                       const passes::PeakMemoryResult& baseline,
+                       const passes::MemoryAnalysisOptions& memory, const FitVerdict& verdict,
+                       const passes::RngSiteResult* rng = nullptr);
 
 }  // namespace spmdsim::analyzer

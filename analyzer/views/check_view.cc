@@ -91,7 +91,7 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
     module["file"] = m.figures.file;
     module["stage"] = m.figures.stage;
     module["fit"] = m.figures.fit ? FitToJson(*m.figures.fit) : nlohmann::ordered_json();
-    if (m.figures.fit) module["fit"]["fixes"] = FixesToJson(m.figures.fixes);
+    if (m.figures.fit) AddFixesJson(m.figures.fixes, module["fit"]);
     nlohmann::ordered_json check;
     check["baseline"] = BaselineMatchName(m.match);
     check["passed"] = m.Passed();

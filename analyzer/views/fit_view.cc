@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analyzer/emit/human_units.h"
 
 namespace spmdsim::analyzer {
@@ -66,7 +68,8 @@ nlohmann::ordered_json FitToJson(const FitVerdict& verdict) {
   return j;
 }
 
-void PrintFixesText(const std::vector<FitFix>& fixes, std::ostream& out, size_t limit) {
+void PrintFixesText(const FitFixes& all, std::ostream& out, size_t limit) {
+  const std::vector<FitFix>& fixes = all.ranked;
   if (fixes.empty()) return;
   out << "  fixes, by the peak per device each gives (the module changed, memory packed again):\n";
   for (size_t i = 0; i < fixes.size() && (limit == 0 || i < limit); ++i) {
@@ -82,11 +85,29 @@ void PrintFixesText(const std::vector<FitFix>& fixes, std::ostream& out, size_t 
   if (limit != 0 && fixes.size() > limit) {
     out << fmt::format("    ... {} more (--format json lists them)\n", fixes.size() - limit);
   }
+  const bool none_fits = std::none_of(fixes.begin(), fixes.end(),
+                                      [](const FitFix& f) { return f.fits.value_or(true); });
+  if (none_fits) {
+    out << fmt::format(
+        "    none of them fits: random bits are {} of the {} live at the peak; the rest is not "
+        "random bits (the live-at-peak listing names it)\n",
+        HumanBytes(all.random_bits_at_peak_bytes), HumanBytes(all.peak_bytes));
+  }
 }
 
-nlohmann::ordered_json FixesToJson(const std::vector<FitFix>& fixes) {
+namespace {
+nlohmann::ordered_json FixesToJson(const FitFixes& fixes);
+}  // namespace
+
+void AddFixesJson(const FitFixes& fixes, nlohmann::ordered_json& fit) {
+  fit["random_bits_at_peak_bytes"] = fixes.random_bits_at_peak_bytes;
+  fit["fixes"] = FixesToJson(fixes);
+}
+
+namespace {
+nlohmann::ordered_json FixesToJson(const FitFixes& fixes) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const FitFix& f : fixes) {
+  for (const FitFix& f : fixes.ranked) {
     list.push_back({{"fix", f.fix},
                     {"action", f.action},
                     {"peak_bytes", f.peak_bytes},
@@ -99,5 +120,6 @@ nlohmann::ordered_json FixesToJson(const std::vector<FitFix>& fixes) {
   }
   return list;
 }
+}  // namespace
 
 }  // namespace spmdsim::analyzer

@@ -34,8 +34,10 @@ nlohmann::ordered_json FitToJson(const FitVerdict& verdict);
 
 // "1. <action>: peak P (fits, S to spare | over by O); cost; basis", one line per fix, ranked;
 // `limit` lines at most (0: all).
-void PrintFixesText(const std::vector<FitFix>& fixes, std::ostream& out, size_t limit = 0);
+// Where none fits, a line on what the peak is made of (the random bits' share of it).
+void PrintFixesText(const FitFixes& fixes, std::ostream& out, size_t limit = 0);
 
-nlohmann::ordered_json FixesToJson(const std::vector<FitFix>& fixes);
+// Adds `fixes` (the ranked list) and `random_bits_at_peak_bytes` to a `fit` object.
+void AddFixesJson(const FitFixes& fixes, nlohmann::ordered_json& fit);
 
 }  // namespace spmdsim::analyzer

@@ -557,7 +557,8 @@ void Verdict(const FitVerdict& fit, std::string_view module_name, std::string& o
 }
 
 // The fixes ranked by the peak each gives, for a step over its device (fit_fixes.h).
-void Fixes(const std::vector<FitFix>& fixes, const FitVerdict& fit, std::string& out) {
+void Fixes(const FitFixes& all, const FitVerdict& fit, std::string& out) {
+  const std::vector<FitFix>& fixes = all.ranked;
   if (fixes.empty() || fit.fits.value_or(true)) return;
   out +=
       "<table class=\"fixes\">\n<tr><th>fix</th><th class=\"num\">peak per device</th>"
