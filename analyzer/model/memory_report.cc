@@ -62,6 +62,17 @@ MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
     xla.temp_bytes = xla.buffer_assignment->TempBytesOfColor(0);
     xla.temp_source = FileName(paths.buffer_assignment) + ", HBM preallocated temp";
     if (xla.source.empty()) xla.source = FileName(paths.buffer_assignment);
+  } else if (xla.buffer_assignment &&
+             xla.buffer_assignment->TempBytes() != xla.buffer_assignment->TempBytesOfColor(0)) {
+    // XLA:GPU/CPU with temporaries in another memory space (host offload's pinned host, S(5)):
+    // spmdsim's figures are the device memory's, so XLA's beside them are too, the host apart.
+    if (xla.memory_analysis) xla.memory_analysis_temp_bytes = xla.temp_bytes;
+    xla.temp_bytes = xla.buffer_assignment->TempBytesOfColor(0);
+    xla.temp_source = FileName(paths.buffer_assignment) +
+                      ", device (color 0) preallocated temp; other memory spaces hold " +
+                      std::to_string(xla.buffer_assignment->TempBytes() - xla.temp_bytes) +
+                      " bytes of temp";
+    if (xla.source.empty()) xla.source = FileName(paths.buffer_assignment);
   }
   if (!xla.source.empty()) {
     xla.peak_bytes =

@@ -201,7 +201,9 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
       out << "          temp: " << x.temp_source;
       if (x.memory_analysis_temp_bytes >= 0) {
         out << "; memory_analysis() says " << HumanBytes(x.memory_analysis_temp_bytes)
-            << ", which libtpu does not break down in the dump";
+            << (r.platform.platform == passes::Platform::kTpu
+                    ? ", which libtpu does not break down in the dump"
+                    : ", every memory space's together");
       }
       out << "\n";
     }

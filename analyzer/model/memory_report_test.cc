@@ -1,0 +1,57 @@
+// XLA's figures beside spmdsim's (analyzer/model/memory_report.h) compare like with like: where
+// XLA's buffer assignment puts temporaries in another memory space (host offload's pinned host,
+// color 5), memory_analysis()'s temp counts them too, and the figure beside spmdsim's device
+// temp is the device's (color 0) alone.
+#include "analyzer/model/memory_report.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dump/file_reader.h"
+#include "dump/module_loader.h"
+
+namespace spmdsim::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCell = std::string(SPMDSIM_TESTDATA_DIR) +
+                          "/dumps/jax012_gpu8_plain_dp_partitionable_remat/module_0001.jit_train_"
+                          "step.sm_9.0a_gpu_after_optimizations";
+
+TEST_CASE("XLA's temp beside spmdsim's is the device's when the host holds temporaries too") {
+  const fs::path dir = fs::temp_directory_path() / "spmdsim_memory_report_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string stem = "module_0001.jit_train_step.sm_9.0a_gpu_after_optimizations";
+  fs::copy_file(kCell + ".txt.gz", dir / (stem + ".txt.gz"));
+  // The real buffer assignment, with one more preallocated temp in the pinned host (color 5),
+  // and memory_analysis() counting it in temp as XLA:GPU does.
+  const dump::DumpResult<std::string> assignment =
+      dump::ReadFileContents(kCell + "-buffer-assignment.txt.gz");
+  REQUIRE(assignment);
+  constexpr int64_t kHostTemp = 1 << 20;
+  std::ofstream(dir / (stem + "-buffer-assignment.txt"))
+      << "allocation 99999: size " << kHostTemp << ", color 5, page 0, preallocated-temp:\n"
+      << *assignment;
+  std::ifstream in(fs::path(kCell).parent_path() / "memory_analysis.json");
+  nlohmann::json analysis = nlohmann::json::parse(in);
+  const int64_t device_temp = analysis.at("temp_size_in_bytes");
+  analysis["temp_size_in_bytes"] = device_temp + kHostTemp;
+  std::ofstream(dir / "memory_analysis.json") << analysis.dump();
+
+  dump::LoadOutcome outcome = dump::LoadInputs((dir / (stem + ".txt.gz")).string());
+  REQUIRE_FALSE(outcome.failure);
+  const MemoryReport report = BuildMemoryReport(outcome.inputs.modules.at(0), {});
+  CHECK(report.xla.temp_bytes == device_temp);
+  CHECK(report.xla.memory_analysis_temp_bytes == device_temp + kHostTemp);
+  CHECK(report.xla.temp_source.find("device (color 0) preallocated temp") != std::string::npos);
+  CHECK(report.xla.peak_bytes == report.prediction.peak_bytes);  // exact on XLA:GPU
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
