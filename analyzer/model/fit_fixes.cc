@@ -89,11 +89,15 @@ void AddModeFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
                            std::string_view(mode) == "rbg"
                                ? " (rng-bit-generator's are not stable across shardings)"
                                : " (the same on any mesh)");
-    fix.basis = fmt::format(
-        "{} random-bits site{}' buffers resized from {} to {} (the model of `rng sites`), heap "
-        "packed again on the same schedule",
-        whatif.sites_resized, whatif.sites_resized == 1 ? "" : "s",
-        HumanBytes(whatif.bits_bytes_now), HumanBytes(whatif.bits_bytes_after));
+    fix.basis = whatif.sites_resized == 0
+                    ? std::string(
+                          "no random-bits site's buffers change (the model of `rng "
+                          "sites`): the peak as compiled")
+                    : fmt::format(
+                          "{} random-bits site{}' buffers resized from {} to {} (the "
+                          "model of `rng sites`), heap packed again on the same schedule",
+                          whatif.sites_resized, whatif.sites_resized == 1 ? "" : "s",
+                          HumanBytes(whatif.bits_bytes_now), HumanBytes(whatif.bits_bytes_after));
     if (whatif.sites_not_sized > 0) {
       fix.basis += fmt::format(
           "; {} site{} fused here would materialize bits there, not added (a lower bound)",

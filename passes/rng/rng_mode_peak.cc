@@ -36,6 +36,7 @@ ModePeakWhatIf EstimateModePeak(ModuleAnalyses& analyses, const RngSiteResult& r
                                 const MemoryAnalysisOptions& options, const std::string& mode) {
   ModePeakWhatIf result;
   result.mode = mode;
+  int64_t considered = 0;  // bits sites drawn another way now
   std::map<std::string, int64_t> low;
   std::map<std::string, int64_t> high;
   for (const RngSite& site : rng.sites) {
@@ -43,6 +44,7 @@ ModePeakWhatIf EstimateModePeak(ModuleAnalyses& analyses, const RngSiteResult& r
     const RngCost* cost = CostOf(site.whatif, mode.c_str());
     // A site already drawn that way keeps its buffers.
     if (cost == nullptr || cost == CostOf(site.whatif, site.mode)) continue;
+    ++considered;
     result.wire_bytes_per_device =
         ir::SaturatingAdd(result.wire_bytes_per_device, cost->wire_bytes_per_device);
     if (site.materialized_bytes <= 0 || site.buffers.empty()) {
@@ -56,7 +58,9 @@ ModePeakWhatIf EstimateModePeak(ModuleAnalyses& analyses, const RngSiteResult& r
     Resize(site, cost->memory_bytes, low);
     Resize(site, HighMemoryBytes(*cost), high);
   }
-  if (result.sites_resized == 0) return result;
+  // Sites drawn another way whose buffers do not change (fused here and there, or fused here and
+  // not sized: a lower bound, sites_not_sized says so): the peak as compiled.
+  if (considered == 0) return result;
   result.ran = true;
   result.peak_bytes = PeakWith(analyses, options, low);
   result.peak_high_bytes = low == high ? result.peak_bytes : PeakWith(analyses, options, high);

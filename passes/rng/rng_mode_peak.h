@@ -21,7 +21,7 @@ namespace spmdsim::passes {
 
 struct ModePeakWhatIf {
   std::string mode;  // "replicated" | "partitionable" | "rbg" | "fused" (rng_whatif.h's names)
-  bool ran = false;  // false: no bits site would change
+  bool ran = false;  // false: no bits site is drawn another way now
   int64_t peak_bytes = 0;       // with each site at its cheaper lowering's bytes
   int64_t peak_high_bytes = 0;  // with the bounded sites at the dearer one's (= peak_bytes else)
   int64_t sites_resized = 0;
