@@ -6,6 +6,7 @@
 
 #include "dump/file_reader.h"
 #include "ir/checked_math.h"
+#include "ir/limits.h"
 
 namespace spmdsim::dump {
 
@@ -291,6 +292,9 @@ int64_t XlaMemoryAnalysis::PeakBytes() const {
 }
 
 DumpResult<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text) {
+  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
+    return ParseFailure("nested more than " + std::to_string(ir::kMaxJsonNesting) + " deep");
+  }
   const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
     return ParseFailure("not a JSON object");
@@ -302,7 +306,14 @@ DumpResult<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text) {
         value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       continue;
     }
-    if (value.is_number_integer()) result.fields[key] = value.get<int64_t>();
+    if (!value.is_number_integer()) continue;
+    // memory_analysis() has no negative size: a file that says so is not one, and its figures
+    // would print as "-8 EiB" beside spmdsim's.
+    if (value.get<int64_t>() < 0) {
+      return ParseFailure(key + " is negative (" + std::to_string(value.get<int64_t>()) +
+                          "): not a saved memory_analysis()");
+    }
+    result.fields[key] = value.get<int64_t>();
   }
   if (!result.fields.count("temp_size_in_bytes")) {
     return ParseFailure("no temp_size_in_bytes field: not a saved memory_analysis()");

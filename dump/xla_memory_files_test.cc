@@ -102,6 +102,11 @@ TEST_CASE("text in another format is refused with a reason") {
   CHECK_FALSE(ParseXlaMemoryUsageReport(""));
   CHECK_FALSE(ParseXlaMemoryAnalysis("[1, 2]"));
   CHECK_FALSE(ParseXlaMemoryAnalysis("{\"x\": 1}"));
+  // A negative size is no memory_analysis(): refused, not printed as "-8 EiB".
+  const auto negative = ParseXlaMemoryAnalysis(
+      "{\"temp_size_in_bytes\": 1, \"argument_size_in_bytes\": -9223372036854775808}");
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().message.find("argument_size_in_bytes is negative") != std::string::npos);
   CHECK_FALSE(ParseXlaBufferAssignment("allocation x: size 4\n"));
 }
 
@@ -143,17 +148,17 @@ TEST_CASE("live range: the total live at the peak saturates at INT64_MAX") {
   CHECK(parsed->peak_live_bytes == INT64_MAX);
 }
 
-TEST_CASE("memory_analysis.json: the peak saturates and values past INT64_MAX are left out") {
+TEST_CASE(
+    "memory_analysis.json: the peak saturates, negative sizes are refused, values past "
+    "INT64_MAX are left out") {
   const auto huge = ParseXlaMemoryAnalysis(
       R"({"argument_size_in_bytes": 9223372036854775807, "output_size_in_bytes": 1,
-          "alias_size_in_bytes": -9223372036854775808, "temp_size_in_bytes": 9223372036854775807})");
+          "alias_size_in_bytes": 0, "temp_size_in_bytes": 9223372036854775807})");
   REQUIRE(huge);
   CHECK(huge->PeakBytes() == INT64_MAX);
-  const auto low = ParseXlaMemoryAnalysis(
+  CHECK_FALSE(ParseXlaMemoryAnalysis(
       R"({"argument_size_in_bytes": -9223372036854775808, "output_size_in_bytes": 0,
-          "alias_size_in_bytes": 9223372036854775807, "temp_size_in_bytes": 0})");
-  REQUIRE(low);
-  CHECK(low->PeakBytes() == INT64_MIN);
+          "alias_size_in_bytes": 9223372036854775807, "temp_size_in_bytes": 0})"));
   const auto unsigned_field = ParseXlaMemoryAnalysis(
       R"({"argument_size_in_bytes": 18446744073709551615, "temp_size_in_bytes": 7})");
   REQUIRE(unsigned_field);

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "ir/checked_math.h"
+#include "ir/limits.h"
 #include "ir/parse_int.h"
 
 namespace spmdsim::passes {
@@ -212,6 +213,7 @@ std::string_view Mirrored(std::string_view direction) {
 
 std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
   if (loop.backend_config().find("known_trip_count") == std::string_view::npos) return std::nullopt;
+  if (ir::JsonNestingDepth(loop.backend_config()) > ir::kMaxJsonNesting) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(loop.backend_config(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   const auto trip = j.find("known_trip_count");

@@ -424,6 +424,17 @@ TEST_CASE("hostile modules: figures past 2^63 saturate and say so instead of wra
     INFO(op.dump());
     CHECK(op["loop_multiplier"].get<int64_t>() >= 0);
   }
+  // Two kinds of INT64_MAX runs each: their sum, the runs per step, saturates too.
+  for (const char* format : {"text", "json"}) {
+    const RunResult two = RunSpmdsim(
+        {"collectives", "--format", format, "testdata/hostile/known_trip_count_two_kinds.hlo"});
+    REQUIRE(two.exit_code == 0);
+    CHECK(two.out.find("-9223372036854775808") == std::string::npos);
+  }
+  const RunResult html =
+      RunSpmdsim({"report", "-o", "-", "testdata/hostile/known_trip_count_two_kinds.hlo"});
+  REQUIRE(html.exit_code == 0);
+  CHECK(html.out.find("-9223372036854775808") == std::string::npos);
 }
 
 // A gzip bomb: 2 GiB + 1 MiB of blanks compress to ~2 MB, so it is made here, not committed.
@@ -444,6 +455,31 @@ TEST_CASE("a gzip input that decompresses past the input limit is refused, exit 
   CHECK(FirstLine(run.err) == path +
                                   ": error: decompresses to more than 2048 MiB of text, the most "
                                   "spmdsim reads in one input (ir/limits.h)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("JSON inputs nested past the limit are refused before they are parsed") {
+  char dir_template[] = "/tmp/spmdsim_deep_XXXXXX";
+  const fs::path dir = mkdtemp(dir_template);
+  const std::string deep = std::string(1 << 20, '[') + std::string(1 << 20, ']');
+  const std::string json = (dir / "deep.json").string();
+  std::ofstream(json) << deep;
+  const std::string dump = std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/dp8_partitionable_remat";
+  const RunResult baseline = RunSpmdsim({"check", dump, "--baseline", json});
+  CHECK(baseline.exit_code == 2);
+  CHECK(baseline.err.find("nested more than 64 deep") != std::string::npos);
+  const RunResult topology = RunSpmdsim({"collectives", dump, "--topology", json});
+  CHECK(topology.exit_code == 2);
+  CHECK(topology.err.find("nested more than 64 deep") != std::string::npos);
+  // A companion file of a dump: the module is still analysed, the file named as unreadable.
+  const fs::path with_companion = dir / "dump";
+  fs::create_directories(with_companion);
+  fs::copy_file(dump + "/module_0000.jit_train_step.cpu_after_optimizations.txt.gz",
+                with_companion / "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  fs::copy_file(json, with_companion / "memory_analysis.json");
+  const RunResult analyze = RunSpmdsim({"analyze", with_companion.string()});
+  CHECK(analyze.exit_code == 0);
+  CHECK(analyze.out.find("nested more than 64 deep") != std::string::npos);
   fs::remove_all(dir);
 }
 

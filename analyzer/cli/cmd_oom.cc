@@ -7,7 +7,6 @@
 // has the dump; with --dump (or --devices) the RNG what-if gets the device count, and a dump that
 // is already rematerialized is not told to remat. Output: analyzer/views/oom_view.h.
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -128,17 +127,13 @@ DumpVerdict DumpFit(OomDump& dumped, const OomReport& report, const DeviceChoice
 }
 
 int RunOom(const OomCommandOptions& command) {
-  std::string text;
-  if (command.path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    dump::DumpResult<std::string> contents = dump::ReadFileContents(command.path);
-    if (!contents) {
-      std::cerr << "spmdsim oom: " << contents.error().message << "\n";
-      return kExitUsage;
-    }
-    text = std::move(*contents);
+  // "-" is standard input, read as any file is: bounded, gunzipped when compressed.
+  dump::DumpResult<std::string> contents = dump::ReadFileContents(command.path);
+  if (!contents) {
+    std::cerr << "spmdsim oom: " << contents.error().message << "\n";
+    return kExitUsage;
   }
+  std::string text = std::move(*contents);
   OomOptions options;
   options.concat = ConcatLoweringOf(command.jax_version);
   if (command.devices > 0) {

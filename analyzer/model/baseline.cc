@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "analyzer/emit/json_text.h"
+#include "ir/limits.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -183,6 +184,10 @@ nlohmann::ordered_json BaselineToJson(const std::vector<ModuleFigures>& modules)
 }
 
 std::optional<std::vector<ModuleFigures>> ParseBaseline(std::string_view text, std::string& error) {
+  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
+    error = fmt::format("nested more than {} deep", ir::kMaxJsonNesting);
+    return std::nullopt;
+  }
   json j;
   try {
     j = json::parse(text);

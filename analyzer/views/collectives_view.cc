@@ -104,7 +104,8 @@ nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
 void PrintCollectivesText(const dump::ModuleInput& input, const passes::CollectiveResult& result,
                           std::ostream& out, const CollectivesTextOptions& options) {
   int64_t runs = 0;
-  for (const auto& [kind, totals] : result.by_kind) runs += totals.executions;
+  for (const auto& [kind, totals] : result.by_kind)
+    runs = ir::SaturatingAdd(runs, totals.executions);
   out << ModuleHeading(input.module->name, input.stage, input.path);
   out << fmt::format("  collectives: {} ops, {} runs per step, {} devices, topology {}\n",
                      result.ops.size(), runs, result.num_devices,

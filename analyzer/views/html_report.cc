@@ -117,7 +117,8 @@ std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias,
 
 int64_t CollectiveRuns(const passes::CollectiveResult& result) {
   int64_t runs = 0;
-  for (const auto& [kind, totals] : result.by_kind) runs += totals.executions;
+  for (const auto& [kind, totals] : result.by_kind)
+    runs = ir::SaturatingAdd(runs, totals.executions);
   return runs;
 }
 

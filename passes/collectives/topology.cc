@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ir/limits.h"
+
 namespace spmdsim::passes {
 namespace {
 
@@ -56,6 +58,10 @@ int64_t NodeCount(const Topology& topology, int64_t devices) {
 }
 
 std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& error) {
+  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
+    error = "topology: nested more than " + std::to_string(ir::kMaxJsonNesting) + " deep";
+    return std::nullopt;
+  }
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false,
                                                  /*ignore_comments=*/true);
   if (j.is_discarded() || !j.is_object()) {
