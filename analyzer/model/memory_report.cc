@@ -1,6 +1,10 @@
 #include "analyzer/model/memory_report.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 #include "analyzer/model/module_platform.h"
@@ -12,6 +16,63 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
+
+// Of the names a companion file gives its values, how many are no instruction of `module`, out
+// of how many: a file of another module names few of this one's.
+struct NameMatch {
+  int64_t names = 0;
+  int64_t unknown = 0;
+  bool Foreign() const { return names > 0 && 2 * unknown > names; }
+};
+
+std::unordered_set<std::string_view> InstructionNames(const ir::HloModule& module) {
+  std::unordered_set<std::string_view> names;
+  for (const ir::HloComputation* computation : module.computations) {
+    for (const ir::HloInstruction* instr : computation->instructions) names.insert(instr->name);
+  }
+  return names;
+}
+
+// "name{1}" -> "name".
+std::string_view InstructionOf(std::string_view value) { return value.substr(0, value.find('{')); }
+
+NameMatch MatchNames(const dump::XlaBufferAssignment& file,
+                     const std::unordered_set<std::string_view>& known) {
+  NameMatch match;
+  for (const auto& allocation : file.allocations) {
+    for (const auto& value : allocation.values) {
+      ++match.names;
+      match.unknown += known.count(value.name) == 0 ? 1 : 0;
+    }
+  }
+  return match;
+}
+
+NameMatch MatchNames(const dump::XlaLiveRange& file,
+                     const std::unordered_set<std::string_view>& known) {
+  NameMatch match;
+  for (const auto& [value, range] : file.ranges) {
+    ++match.names;
+    match.unknown += known.count(InstructionOf(value)) == 0 ? 1 : 0;
+  }
+  return match;
+}
+
+// Drops a companion file whose names are mostly not the module's (paired by its file name with
+// a module it does not describe), with the reason among the report's errors.
+template <typename File>
+void DropForeign(std::optional<File>& file, const std::string& path,
+                 const std::unordered_set<std::string_view>& known,
+                 std::vector<std::string>& errors) {
+  if (!file) return;
+  const NameMatch match = MatchNames(*file, known);
+  if (!match.Foreign()) return;
+  errors.push_back(fmt::format(
+      "{}: {} of its {} values name no instruction of this module: the file of another module, "
+      "not used",
+      FileName(path), match.unknown, match.names));
+  file.reset();
+}
 
 }  // namespace
 
@@ -40,6 +101,11 @@ MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
   load(paths.buffer_assignment, dump::LoadXlaBufferAssignment, xla.buffer_assignment);
   load(paths.memory_usage_report, dump::LoadXlaMemoryUsageReport, xla.memory_usage_report);
   load(paths.live_range, dump::LoadXlaLiveRange, xla.live_range);
+  if (xla.buffer_assignment || xla.live_range) {
+    const std::unordered_set<std::string_view> known = InstructionNames(*input.module);
+    DropForeign(xla.buffer_assignment, paths.buffer_assignment, known, xla.errors);
+    DropForeign(xla.live_range, paths.live_range, known, xla.errors);
+  }
   if (xla.memory_analysis) {
     const dump::XlaMemoryAnalysis& m = *xla.memory_analysis;
     xla.argument_bytes = m.Field("argument_size_in_bytes");

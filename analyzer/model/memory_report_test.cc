@@ -55,3 +55,40 @@ TEST_CASE("XLA's temp beside spmdsim's is the device's when the host holds tempo
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// A buffer-assignment and live-range file of another program renamed to pair with this module:
+// their values name none of its instructions, so they are not XLA's figures for it.
+TEST_CASE("companion files of another module are not used as XLA's figures, and say why") {
+  const fs::path dir = fs::temp_directory_path() / "spmdsim_foreign_companions_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string stem = "module_0001.jit_train_step.sm_9.0a_gpu_after_optimizations";
+  fs::copy_file(kCell + ".txt.gz", dir / (stem + ".txt.gz"));
+  const std::string other = std::string(SPMDSIM_TESTDATA_DIR) +
+                            "/dumps/dp8_partitionable_remat/module_0000.jit_train_step.cpu_after_"
+                            "optimizations";
+  fs::copy_file(other + "-buffer-assignment.txt.gz", dir / (stem + "-buffer-assignment.txt.gz"));
+  fs::copy_file(other + "-live-range.txt.gz", dir / (stem + "-live-range.txt.gz"));
+  dump::LoadOutcome outcome = dump::LoadInputs((dir / (stem + ".txt.gz")).string());
+  REQUIRE_FALSE(outcome.failure);
+  const MemoryReport report = BuildMemoryReport(outcome.inputs.modules.at(0), {});
+  CHECK_FALSE(report.xla.buffer_assignment);
+  CHECK_FALSE(report.xla.live_range);
+  REQUIRE(report.xla.errors.size() == 2);
+  CHECK(report.xla.errors[0].find("name no instruction of this module: the file of another "
+                                  "module, not used") != std::string::npos);
+  // The module's own files are kept (every corpus cell: memory_calibration_test.cc).
+  dump::LoadOutcome own = dump::LoadInputs(kCell + ".txt.gz");
+  REQUIRE_FALSE(own.failure);
+  const MemoryReport kept = BuildMemoryReport(own.inputs.modules.at(0), {});
+  CHECK(kept.xla.buffer_assignment);
+  CHECK(kept.xla.live_range);
+  CHECK(kept.xla.errors.empty());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
