@@ -151,12 +151,14 @@ ENTRY %main (a: {BIG}, b: {BIG}, c: {BIG}) -> {BIG} {{
 """
 
 # A trip count of INT64_MAX from XLA's own backend config, times an all-reduce inside.
-KNOWN_TRIPS = f"""HloModule known_trips, num_partitions=2
+def known_trips(name, body):
+    """A loop of INT64_MAX known trips over f32[1048576] whose body is `body` (its ROOT last)."""
+    return f"""HloModule {name}, num_partitions=2
 
 {ADD}
 %body (t: f32[1048576]) -> f32[1048576] {{
   %t = f32[1048576]{{0}} parameter(0)
-  ROOT %ar = f32[1048576]{{0}} all-reduce(%t), channel_id=1, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
+{body}
 }}
 
 %cond (t: f32[1048576]) -> pred[] {{
@@ -170,30 +172,20 @@ ENTRY %main (a: f32[1048576]) -> f32[1048576] {{
   ROOT %r = f32[1048576]{{0}} copy(%w)
 }}
 """
+
+
+KNOWN_TRIPS = known_trips("known_trips", "  ROOT %ar = f32[1048576]{0} all-reduce(%t), channel_id=1, "
+                          "replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add")
 
 # Two collective kinds in one loop of INT64_MAX trips: each kind's runs saturate, and their sum
 # (the runs per step `collectives` prints) must too (it printed -9223372036854775808).
-KNOWN_TRIPS_TWO_KINDS = f"""HloModule known_trips_two_kinds, num_partitions=2
-
-{ADD}
-%body (t: f32[1048576]) -> f32[1048576] {{
-  %t = f32[1048576]{{0}} parameter(0)
-  %ar = f32[1048576]{{0}} all-reduce(%t), channel_id=1, replica_groups={{{{0,1}}}}, use_global_device_ids=true, to_apply=%add
-  %s = f32[524288]{{0}} slice(%ar), slice={{[0:524288]}}
-  ROOT %ag = f32[1048576]{{0}} all-gather(%s), channel_id=2, replica_groups={{{{0,1}}}}, dimensions={{0}}, use_global_device_ids=true
-}}
-
-%cond (t: f32[1048576]) -> pred[] {{
-  %t = f32[1048576]{{0}} parameter(0)
-  ROOT %c = pred[] constant(true)
-}}
-
-ENTRY %main (a: f32[1048576]) -> f32[1048576] {{
-  %a = f32[1048576]{{0}} parameter(0)
-  %w = f32[1048576]{{0}} while(%a), condition=%cond, body=%body, backend_config={{"known_trip_count":{{"n":"9223372036854775807"}}}}
-  ROOT %r = f32[1048576]{{0}} copy(%w)
-}}
-"""
+KNOWN_TRIPS_TWO_KINDS = known_trips(
+    "known_trips_two_kinds",
+    "  %ar = f32[1048576]{0} all-reduce(%t), channel_id=1, replica_groups={{0,1}}, "
+    "use_global_device_ids=true, to_apply=%add\n"
+    "  %s = f32[524288]{0} slice(%ar), slice={[0:524288]}\n"
+    "  ROOT %ag = f32[1048576]{0} all-gather(%s), channel_id=2, replica_groups={{0,1}}, "
+    "dimensions={0}, use_global_device_ids=true")
 
 UTF8 = (f"HloModule utf8, num_partitions=2\n\n{ADD}\nENTRY %main (a: f32[4]) -> f32[4] {{\n"
         "  %a = f32[4]{0} parameter(0)\n  ROOT %r = f32[4]{0} all-reduce(%a), channel_id=1, "

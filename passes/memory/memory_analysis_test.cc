@@ -54,8 +54,8 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   CHECK(r.peak_bytes == 4096 + 4096);
 }
 
-TEST_CASE("operands still needed later keep their buffers") {
-  const auto module = Parse(R"(HloModule fan, is_scheduled=true
+// e1 is read by e3 and e4, so it lives while e2, e3 and e4 take turns in one slot.
+constexpr char kFanModule[] = R"(HloModule fan, is_scheduled=true
 
 ENTRY %main (p: f32[1024]) -> f32[256] {
   %p = f32[1024]{0} parameter(0)
@@ -65,7 +65,10 @@ ENTRY %main (p: f32[1024]) -> f32[256] {
   %e4 = f32[1024]{0} add(%e3, %e1)
   ROOT %out = f32[256]{0} slice(%e4), slice={[0:256]}
 }
-)");
+)";
+
+TEST_CASE("operands still needed later keep their buffers") {
+  const auto module = Parse(kFanModule);
   const PeakMemoryResult r = AnalyzePeakMemory(*module);
   // e1 lives until e4; e2, e3 and e4 take turns in a second slot.
   CHECK(r.temp_bytes == 8192);
@@ -75,17 +78,7 @@ ENTRY %main (p: f32[1024]) -> f32[256] {
 }
 
 TEST_CASE("resized values: the buffer takes the new size and the heap is packed again") {
-  const auto module = Parse(R"(HloModule fan, is_scheduled=true
-
-ENTRY %main (p: f32[1024]) -> f32[256] {
-  %p = f32[1024]{0} parameter(0)
-  %e1 = f32[1024]{0} exponential(%p)
-  %e2 = f32[1024]{0} negate(%e1)
-  %e3 = f32[1024]{0} add(%e1, %e2)
-  %e4 = f32[1024]{0} add(%e3, %e1)
-  ROOT %out = f32[256]{0} slice(%e4), slice={[0:256]}
-}
-)");
+  const auto module = Parse(kFanModule);
   const PeakMemoryResult compiled = AnalyzePeakMemory(*module);
   MemoryAnalysisOptions options;
   // e1, held until e4, grown to 64 KiB: the heap is its 64 KiB and the 4 KiB slot the others
