@@ -8,7 +8,6 @@
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/module_driver.h"
 #include "analyzer/emit/progress.h"
-#include "analyzer/model/module_platform.h"
 #include "analyzer/model/module_report.h"
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/fit_view.h"
@@ -51,7 +50,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
           if (!fit->fits.value_or(true)) {
             Progress::Get().Update(std::string(input.module->name) + ": fixes");
             passes::MemoryAnalysisOptions sized = analysis;
-            sized.platform = MemoryProfileOf(input, &analyses);
+            sized.platform = report.prediction.platform;  // the rules the peak was sized by
             fixes = BuildFitFixes(input, analyses, report.prediction, sized, *fit);
           }
         }

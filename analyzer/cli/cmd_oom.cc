@@ -46,7 +46,8 @@ struct OomDump {
   passes::PeakMemoryResult baseline;
 };
 
-// Buffers of the peak listed for a message without a listing, as many as XLA:GPU lists.
+// Buffers of the peak listed for a message without a listing: the largest, enough to show what
+// dominates without a 1,000-line answer (the JSON of `analyze` has them all).
 constexpr int64_t kPeakBuffersListed = 20;
 
 // The device count and remat evidence of the dump's first after-optimizations module (the
@@ -96,30 +97,24 @@ struct DumpVerdict {
 void AnalyzeDumpPeak(OomDump& dumped) {
   const dump::ModuleInput& input = *dumped.chosen;
   dumped.analyses = std::make_unique<passes::ModuleAnalyses>(*input.module);
-  dumped.memory.platform = MemoryProfileOf(input, dumped.analyses.get());
   dumped.memory.live_at_peak_limit = kPeakBuffersListed;
   dumped.memory.timeline_points = 1;
   dumped.baseline = BuildMemoryReport(input, dumped.memory, dumped.analyses.get()).prediction;
+  dumped.memory.platform = dumped.baseline.platform;  // the rules the peak was sized by
 }
 
 DumpVerdict DumpFit(OomDump& dumped, const OomReport& report, const DeviceChoice& device) {
   const dump::ModuleInput& input = *dumped.chosen;
   const int64_t peak = dumped.baseline.peak_bytes;
   DumpVerdict out;
-  const bool from_message =
-      device.device.empty() && !device.capacity && report.capacity.capacity_bytes.has_value();
-  if (!from_message) {
-    out.fit = JudgeModuleFit(input, peak, device, dumped.analyses.get());
-  } else {
-    DeviceChoice stated = device;
-    stated.capacity = *report.capacity.capacity_bytes;
-    out.fit = JudgeModuleFit(input, peak, stated, dumped.analyses.get());
-    out.fit.capacity.display = "device the OOM message describes";
-    out.fit.capacity.basis = "the capacity the OOM message states (" +
-                             report.capacity.capacity_text + " of " + report.capacity.memory_space +
-                             ")";
-    out.fit.capacity.decided_by = "the OOM message";
+  // Without a device named, an XLA:TPU message's own capacity ("Used 20.54G of 15.48G hbm").
+  DeviceChoice choice = device;
+  if (device.device.empty() && !device.capacity && report.capacity.capacity_bytes) {
+    choice.capacity = *report.capacity.capacity_bytes;
+    choice.capacity_from = "the OOM message (" + report.capacity.capacity_text + " of " +
+                           report.capacity.memory_space + ")";
   }
+  out.fit = JudgeModuleFit(input, peak, choice, dumped.analyses.get());
   if (!out.fit.fits.value_or(true)) {
     out.fixes = BuildFitFixes(input, *dumped.analyses, dumped.baseline, dumped.memory, out.fit);
   }

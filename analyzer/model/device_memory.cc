@@ -156,9 +156,13 @@ DeviceCapacity ResolveDeviceCapacity(const DeviceChoice& choice, const ModulePla
     capacity.known = true;
     capacity.usable_bytes = *choice.capacity;
     capacity.memory_fraction.reset();
-    capacity.basis = "--capacity";
-    capacity.decided_by = spec != nullptr ? capacity.decided_by + ", --capacity" : "--capacity";
-    if (spec == nullptr) capacity.display = "device of " + HumanBytes(*choice.capacity);
+    const std::string from = choice.capacity_from.empty() ? "--capacity" : choice.capacity_from;
+    capacity.basis = from;
+    capacity.decided_by = spec != nullptr ? capacity.decided_by + ", " + from : from;
+    if (spec == nullptr) {
+      capacity.display = choice.capacity_from.empty() ? "device of " + HumanBytes(*choice.capacity)
+                                                      : "device of " + choice.capacity_from;
+    }
   }
   if (capacity.known) return capacity;
   switch (platform.kind) {

@@ -50,8 +50,11 @@ inline constexpr double kJaxDefaultGpuMemFraction = 0.75;
 
 // What the command line says about the device.
 struct DeviceChoice {
-  std::string device;                  // --device NAME; empty: from the dump
-  std::optional<int64_t> capacity;     // --capacity SIZE: usable bytes, overrides the device's
+  std::string device;               // --device NAME; empty: from the dump
+  std::optional<int64_t> capacity;  // --capacity SIZE: usable bytes, overrides the device's
+  // Who states `capacity`, for the output: empty for --capacity; "the OOM message" when `oom`
+  // takes the capacity an XLA:TPU message prints ("the OOM message (15.48G of hbm)").
+  std::string capacity_from;
   std::optional<double> mem_fraction;  // --mem-fraction F (GPU): the client's share of memory
 };
 

@@ -9,9 +9,9 @@
 namespace spmdsim::analyzer {
 
 FitFixes BuildFitFixes(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
-                                  const passes::PeakMemoryResult& baseline,
-                                  const passes::MemoryAnalysisOptions& memory,
-                                  const FitVerdict& verdict, const passes::RngSiteResult* rng) {
+                       const passes::PeakMemoryResult& baseline,
+                       const passes::MemoryAnalysisOptions& memory, const FitVerdict& verdict,
+                       const passes::RngSiteResult* rng) {
   passes::RngSiteResult own;
   if (rng == nullptr) {
     RngReportInputs inputs;

@@ -96,15 +96,6 @@ void PrintFixesText(const FitFixes& all, std::ostream& out, size_t limit) {
 }
 
 namespace {
-nlohmann::ordered_json FixesToJson(const FitFixes& fixes);
-}  // namespace
-
-void AddFixesJson(const FitFixes& fixes, nlohmann::ordered_json& fit) {
-  fit["random_bits_at_peak_bytes"] = fixes.random_bits_at_peak_bytes;
-  fit["fixes"] = FixesToJson(fixes);
-}
-
-namespace {
 nlohmann::ordered_json FixesToJson(const FitFixes& fixes) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const FitFix& f : fixes.ranked) {
@@ -121,5 +112,10 @@ nlohmann::ordered_json FixesToJson(const FitFixes& fixes) {
   return list;
 }
 }  // namespace
+
+void AddFixesJson(const FitFixes& fixes, nlohmann::ordered_json& fit) {
+  fit["random_bits_at_peak_bytes"] = fixes.random_bits_at_peak_bytes;
+  fit["fixes"] = FixesToJson(fixes);
+}
 
 }  // namespace spmdsim::analyzer
