@@ -21,8 +21,14 @@ std::string_view ModuleStageName(ModuleStage stage) {
 }
 
 ModuleStage StageFromFileName(const std::string& file_name) {
+  // XLA names a module's dumps "module_NNNN.<name>.<stage>.txt", the stage after the platform's
+  // prefix ("cpu_", "sm_9.0a_gpu_"): it ends the stem. XLA:TPU also writes snapshots of the
+  // compile around it ("after_optimizations_after_buffer_assignment", "..._before_buffer_
+  // assignment"), which are not the module as compiled: unknown, as any other pass dump.
+  std::string stem = WithoutTextSuffixes(file_name);
+  if (stem.ends_with(".hlo")) stem.resize(stem.size() - 4);
   for (ModuleStage stage : {ModuleStage::kBeforeOptimizations, ModuleStage::kAfterOptimizations}) {
-    if (file_name.find(ModuleStageName(stage)) != std::string::npos) return stage;
+    if (stem.ends_with(ModuleStageName(stage))) return stage;
   }
   return ModuleStage::kUnknown;
 }

@@ -32,6 +32,10 @@ DumpFolder::DumpFolder(fs::path dir, std::vector<std::string> file_names)
       } else {
         named_memory_analysis_.emplace(*function, name);
       }
+    } else if (name.ends_with(".target_arguments.txt")) {
+      if (const auto id = ModuleNumberAndName(name)) {
+        target_arguments_[id->second].emplace_back(id->first, name);
+      }
     } else if (!name.ends_with(".json") &&
                StageFromFileName(name) == ModuleStage::kAfterOptimizations) {
       optimized_modules_.insert(ModuleIdentity(name));
@@ -82,18 +86,22 @@ ModuleFileSet DumpFolder::FilesOf(const std::string& module_file_name) const {
   // An optimized module's source: the before-optimizations file of the same module name, the
   // nearest at or below its number (XLA:TPU numbers the optimized module after the compiles it
   // ran in between: module_0000...before_optimizations, module_0003...after_optimizations).
+  // Its target arguments are written with that source, so found the same way.
   if (stage == ModuleStage::kAfterOptimizations) {
     const auto id = ModuleNumberAndName(module_file_name);
-    const auto found = id ? unoptimized_.find(id->second) : unoptimized_.end();
-    if (found != unoptimized_.end()) {
+    const auto nearest = [&](const auto& by_name) {
+      const auto found = id ? by_name.find(id->second) : by_name.end();
+      if (found == by_name.end()) return std::string();
       const std::pair<uint64_t, std::string>* best = nullptr;
       for (const auto& candidate : found->second) {
         if (candidate.first <= id->first && (best == nullptr || candidate.first > best->first)) {
           best = &candidate;
         }
       }
-      if (best != nullptr) files.before_optimizations = PathOf(best->second);
-    }
+      return best == nullptr ? std::string() : PathOf(best->second);
+    };
+    files.before_optimizations = nearest(unoptimized_);
+    files.target_arguments = nearest(target_arguments_);
   }
 
   // "module_0000.jit_f.before_optimizations.txt" -> "module_0000.jit_f.*after_optimizations.txt".

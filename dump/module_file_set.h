@@ -8,6 +8,7 @@
 //   module_0000.jit_f.cpu_after_optimizations-memory-usage-report.txt      -> memory_usage_report
 //   module_0000.jit_f.cpu_after_optimizations-live-range.txt.gz            -> live_range
 //   jit_f.memory_analysis.json, else memory_analysis.json                  -> memory_analysis
+//   module_0000.jit_f.cl_1.target_arguments.txt (XLA:TPU)                  -> target_arguments
 //
 // This is the one place that pairs them: the directory loader (dump/module_loader.h) for every
 // module of a --xla_dump_to directory, and the loader of a single module file for its folder, so
@@ -41,6 +42,10 @@ struct ModuleFileSet {
   // An after-optimizations module: the same module before optimizations
   // ("module_NNNN.name.before_optimizations.txt[.gz]" beside it), empty when there is none.
   std::string before_optimizations;
+  // An after-optimizations module of XLA:TPU: the compile's target arguments
+  // ("module_NNNN.name.cl_N.target_arguments.txt", written with the module before
+  // optimizations), which name the TPU generation (dump/tpu_target.h).
+  std::string target_arguments;
 };
 
 // The file names of one folder of a dump, indexed once, so that every module of a large dump is
@@ -65,8 +70,10 @@ class DumpFolder {
   std::map<std::string, std::string> named_memory_analysis_;  // module name -> file name
   bool has_memory_analysis_ = false;                          // "memory_analysis.json"
   std::set<std::string> optimized_modules_;  // after-optimizations module files, one per module
-  // Module name -> (module number, file) of its before-optimizations module files.
+  // Module name -> (module number, file) of its before-optimizations module files, and of its
+  // XLA:TPU target-arguments files.
   std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> unoptimized_;
+  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> target_arguments_;
 };
 
 // The files beside `module_path` (its folder listed once); only the path when it is not a

@@ -117,3 +117,40 @@ TEST_CASE("module file set: a file alone and its whole folder pair the same file
 
 }  // namespace
 }  // namespace spmdsim::dump
+
+TEST_CASE("module file set: the stage is the end of the file's stem, as XLA names its dumps") {
+  using spmdsim::dump::ModuleStage;
+  using spmdsim::dump::StageFromFileName;
+  CHECK(StageFromFileName("module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt") ==
+        ModuleStage::kAfterOptimizations);
+  CHECK(StageFromFileName("module_0000.jit_f.cpu_after_optimizations.txt.gz") ==
+        ModuleStage::kAfterOptimizations);
+  CHECK(StageFromFileName("module_0003.jit_f.cl_1004524046.after_optimizations.txt") ==
+        ModuleStage::kAfterOptimizations);
+  CHECK(StageFromFileName("module_0000.jit_f.before_optimizations.txt") ==
+        ModuleStage::kBeforeOptimizations);
+  CHECK(StageFromFileName("step.after_optimizations.hlo") == ModuleStage::kAfterOptimizations);
+  // XLA:TPU's snapshots around buffer assignment are not the module as compiled.
+  CHECK(StageFromFileName(
+            "module_0003.jit_f.cl_1004524046.after_optimizations_after_buffer_assignment.txt") ==
+        ModuleStage::kUnknown);
+  CHECK(StageFromFileName(
+            "module_0003.jit_f.cl_1004524046.after_optimizations_before_buffer_assignment.txt") ==
+        ModuleStage::kUnknown);
+  CHECK(StageFromFileName("module_0001.jit_f.after_spmd_partitioner.txt") == ModuleStage::kUnknown);
+  CHECK(StageFromFileName("compiled_as_text.txt.gz") == ModuleStage::kUnknown);
+}
+
+TEST_CASE("module file set: XLA:TPU's target arguments, written with the module's source") {
+  const spmdsim::dump::DumpFolder folder("d", {"module_0000.jit_f.cl_1.before_optimizations.txt",
+                                               "module_0000.jit_f.cl_1.target_arguments.txt",
+                                               "module_0003.jit_f.cl_1.after_optimizations.txt",
+                                               "module_0004.jit_g.cl_1.target_arguments.txt",
+                                               "module_0007.jit_f.cl_1.target_arguments.txt"});
+  const spmdsim::dump::ModuleFileSet files =
+      folder.FilesOf("module_0003.jit_f.cl_1.after_optimizations.txt");
+  // The nearest at or below the optimized module's number, of the same module name.
+  CHECK(files.target_arguments ==
+        (std::filesystem::path("d") / "module_0000.jit_f.cl_1.target_arguments.txt").string());
+  CHECK(folder.FilesOf("module_0000.jit_f.cl_1.before_optimizations.txt").target_arguments.empty());
+}

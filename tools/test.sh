@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh machine to every test passing: installs what is missing, builds with
 # warnings as errors, runs the unit and golden tests (ctest), the same tests under ASan+UBSan,
-# every fuzzer for 30 s (tools/fuzz.sh --all, docs/TESTING.md), and the oracle check that
+# every fuzzer for 30 s (tools/fuzz.sh --all, docs/TESTING.md), the Python package's tests
+# (tools/python_test.sh: pip install, pytest per JAX version) and the oracle check that
 # regenerates testdata with the pinned JAX.
 #   tools/test.sh            # everything (CI)
 #   QUICK=1 tools/test.sh    # unit and golden tests only
@@ -52,6 +53,9 @@ if [[ -x tools/fuzz.sh ]]; then
   tools/fuzz.sh --all 30
   done_with build-fuzz
 fi
+
+step "Python package: pip builds it from the Release tree, a fresh venv per JAX version, pytest (docs/PYTHON.md)"
+tools/python_test.sh build-test
 
 step "oracle: regenerate testdata with the pinned JAX and compare"
 disk

@@ -112,7 +112,8 @@ TEST_CASE("analyze: the first line says whether the step fits the device the dum
 TEST_CASE("analyze: a TPU dump needs --device for a verdict; bad devices are usage errors") {
   const RunOutput none = RunSpmdsim("analyze --stage after " + kTpu4);
   REQUIRE(none.exit_code == 0);
-  CHECK(none.out.find("no fit verdict: XLA:TPU writes no TPU generation") != std::string::npos);
+  CHECK(none.out.find("no fit verdict: the TPU generation is in the compile's "
+                      "target_arguments.txt") != std::string::npos);
   const RunOutput v5e = RunSpmdsim("analyze --stage after --device tpu-v5e " + kTpu4);
   CHECK(v5e.out.find("fits the TPU v5e (15.75 GiB for XLA)") != std::string::npos);
   CHECK(RunSpmdsim("analyze --device h10 " + kTpu4).exit_code == 2);

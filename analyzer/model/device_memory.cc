@@ -150,6 +150,11 @@ DeviceCapacity ResolveDeviceCapacity(const DeviceChoice& choice, const ModulePla
           "the dump's sm_{}: {} assumed{}", platform.gpu_arch, spec->display,
           others.empty() ? "" : " (also sm_" + std::string(arch) + ": --device " + others + ")");
     }
+  } else if (platform.kind == PlatformKind::kTpu && !platform.tpu_generation.empty()) {
+    spec = FindDevice("tpu-" + platform.tpu_generation);
+    if (spec != nullptr) {
+      capacity.decided_by = fmt::format("the dump's target arguments: {}", spec->display);
+    }
   }
   if (spec != nullptr) FillFromSpec(*spec, choice, capacity);
   if (choice.capacity) {
@@ -168,8 +173,8 @@ DeviceCapacity ResolveDeviceCapacity(const DeviceChoice& choice, const ModulePla
   switch (platform.kind) {
     case PlatformKind::kTpu:
       capacity.unknown =
-          "XLA:TPU writes no TPU generation into its dump: --device tpu-v5e, "
-          "tpu-v5p, tpu-v6e, tpu-v4, ... or --capacity SIZE";
+          "the TPU generation is in the compile's target_arguments.txt, which is not beside this "
+          "module: --device tpu-v5e, tpu-v5p, tpu-v6e, tpu-v4, ... or --capacity SIZE";
       break;
     case PlatformKind::kCpu:
       capacity.unknown = "XLA:CPU uses the host's memory: --device NAME or --capacity SIZE";

@@ -9,8 +9,9 @@
 //        v5e reports 15.75G available of its 16 GiB (256 MiB reserved).
 // Which device: --device NAME, else the one the dump names (XLA:GPU writes the compute capability
 // into the file name, sm_9.0a; several devices share one, so the most common is assumed and the
-// output says so), or --capacity SIZE for any other. XLA:TPU writes no generation into its dump,
-// and XLA:CPU uses the host's memory: for those the verdict needs --device or --capacity.
+// output says so), or --capacity SIZE for any other. XLA:TPU names the generation in the target
+// arguments it writes beside the module before optimizations (dump/tpu_target.h); a TPU module
+// without them, and XLA:CPU (the host's memory), need --device or --capacity.
 #pragma once
 
 #include <cstdint>

@@ -94,9 +94,9 @@ void AddModeFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
                           "no random-bits site's buffers change (the model of `rng "
                           "sites`): the peak as compiled")
                     : fmt::format(
-                          "{} random-bits site{}' buffers resized from {} to {} (the "
+                          "{} random-bits {} buffers resized from {} to {} (the "
                           "model of `rng sites`), heap packed again on the same schedule",
-                          whatif.sites_resized, whatif.sites_resized == 1 ? "" : "s",
+                          whatif.sites_resized, whatif.sites_resized == 1 ? "site's" : "sites'",
                           HumanBytes(whatif.bits_bytes_now), HumanBytes(whatif.bits_bytes_after));
     if (whatif.sites_not_sized > 0) {
       fix.basis += fmt::format(

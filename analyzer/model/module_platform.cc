@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "dump/tpu_target.h"
 #include "passes/module_facts.h"
 
 namespace spmdsim::analyzer {
@@ -47,7 +48,7 @@ std::string ModulePlatform::Describe() const {
     case PlatformKind::kCpu:
       return "XLA:CPU";
     case PlatformKind::kTpu:
-      return "XLA:TPU";
+      return tpu_generation.empty() ? "XLA:TPU" : "XLA:TPU (" + tpu_generation + ")";
     case PlatformKind::kGpu:
       return gpu_arch.empty() ? "XLA:GPU" : "XLA:GPU (sm_" + gpu_arch + ")";
     case PlatformKind::kUnknown:
@@ -63,6 +64,7 @@ ModulePlatform PlatformOf(const dump::ModuleInput& input, passes::ModuleAnalyses
   if (EntryLayoutIsTiled(*input.module) ||
       name.find("tpu_after_optimizations") != std::string::npos) {
     platform.kind = PlatformKind::kTpu;
+    platform.tpu_generation = dump::ReadTpuGeneration(input.files.target_arguments).value_or("");
     return platform;
   }
   if (const size_t gpu = name.find("_gpu_after_optimizations"); gpu != std::string::npos) {
@@ -102,8 +104,14 @@ passes::PlatformProfile MemoryProfileOf(const dump::ModuleInput& input,
       return passes::PlatformProfile::For(passes::Platform::kCpu, "the dump");
     case PlatformKind::kGpu:
       return passes::PlatformProfile::For(passes::Platform::kGpu, "the dump");
-    case PlatformKind::kTpu:
-      return passes::PlatformProfile::For(passes::Platform::kTpu, "the dump");
+    case PlatformKind::kTpu: {
+      passes::PlatformProfile profile =
+          passes::PlatformProfile::For(passes::Platform::kTpu, "the dump");
+      if (platform.tpu_generation == "v5p" || platform.tpu_generation == "v6e") {
+        profile.tpu_tuple_table_unit = 32;
+      }
+      return profile;
+    }
     case PlatformKind::kUnknown:
       break;
   }

@@ -3,6 +3,8 @@
 //     (`entry_computation_layout={(f32[64,256]{0,1:T(8,128)}, ...`), before and after
 //     optimizations (its files are named `module_NNNN.NAME.cl_NNN.after_optimizations.txt`); a
 //     `*tpu_after_optimizations*` file name is taken as TPU too;
+//     libtpu writes the TPU generation into the compile's target arguments beside the module
+//     (dump/tpu_target.h);
 //   - XLA:GPU and XLA:CPU name their after-optimizations files
 //     `module_NNNN.NAME.sm_9.0a_gpu_after_optimizations.txt` (the compute capability) and
 //     `module_NNNN.NAME.cpu_after_optimizations.txt`.
@@ -26,7 +28,10 @@ struct ModulePlatform {
   PlatformKind kind = PlatformKind::kUnknown;
   // The GPU's compute capability as the file name writes it ("9.0a", "8.0"); empty when not named.
   std::string gpu_arch;
-  // "XLA:GPU (sm_9.0a)", "XLA:TPU", "XLA:CPU" or "platform not named by the dump".
+  // The TPU generation its target arguments name ("v5e", "v5p"; dump/tpu_target.h); empty when
+  // the dump has no such file (a corpus dump keeps only the module and its companions).
+  std::string tpu_generation;
+  // "XLA:GPU (sm_9.0a)", "XLA:TPU (v5e)", "XLA:CPU" or "platform not named by the dump".
   std::string Describe() const;
 };
 

@@ -93,7 +93,7 @@ int64_t PlatformProfile::BufferBytes(const ir::Shape& shape) const {
   if (platform != Platform::kTpu) return shape.ByteSize();
   if (shape.IsTuple()) {
     const auto elements = static_cast<int64_t>(shape.tuple_shapes().size());
-    return RoundUp(std::max<int64_t>(1, 4 * elements), kTpuAllocationUnit);
+    return RoundUp(std::max<int64_t>(1, 4 * elements), tpu_tuple_table_unit);
   }
   if (!shape.IsArray()) return 0;
   const int64_t bytes = TpuArrayBytes(shape);

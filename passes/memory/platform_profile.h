@@ -45,6 +45,11 @@ struct PlatformProfile {
   Platform platform = Platform::kCpu;
   // How the platform was decided, in words for the output ("file name", "--platform", ...).
   std::string decided_by = "default (no platform named)";
+  // XLA:TPU: the unit its tuple tables are rounded up to. 512 B on a v5e; libtpu's buffer
+  // assignments for v5p and v6e give tables of 2 to 8 elements 32 B and of 10 elements 64 B
+  // (python/tests' deviceless compiles), so 32 B there: set where the dump names the
+  // generation (analyzer/model/module_platform.h), 512 B otherwise.
+  int64_t tpu_tuple_table_unit = 512;
 
   static PlatformProfile For(Platform platform, std::string decided_by = {});
 
