@@ -28,8 +28,12 @@ class WhatIfRow:
     """One compile: `lever` set to `value` (the baseline row has lever "baseline")."""
     lever: str
     value: object
-    peak_bytes: int            # XLA's memory_analysis(): argument + output - alias + temp
-    temp_bytes: int            # XLA's temp_size_in_bytes
+    # XLA's peak and temp as spmdsim reads them beside the dump (`memory.xla`): memory_analysis()
+    # (argument + output - alias + temp) on CPU and GPU; on a TPU the HBM preallocated temp of
+    # the buffer assignment, libtpu's memory_analysis() temp being no sum of allocations
+    # (docs/MEMORY.md). `memory_analysis` keeps every field of memory_analysis() itself.
+    peak_bytes: int
+    temp_bytes: int
     spmdsim_peak_bytes: int    # spmdsim's peak of the same dump
     random_bit_bytes: int      # random bits made per step: the bits sites' buffers (rng sites)
     rng_wire_bytes: int        # what the RNG's collectives send per device per step
@@ -39,6 +43,7 @@ class WhatIfRow:
     model_random_bit_bytes: Optional[int] = None
     model_rng_wire_bytes: Optional[int] = None
     model_basis: str = ""
+    memory_analysis: dict = dataclasses.field(default_factory=dict, repr=False)
     analysis: object = dataclasses.field(default=None, repr=False, compare=False)
 
     @staticmethod
@@ -172,10 +177,15 @@ def _model(baseline_dir, baseline_rows_source, target):
 def _row(lever, value, analysis, stats):
     step = analysis.step
     bits = [s for s in (step.rng.sites if step.rng else []) if s.purpose == "bits"]
-    peak = stats["argument_size_in_bytes"] + stats["output_size_in_bytes"] - \
-        stats["alias_size_in_bytes"] + stats["temp_size_in_bytes"]
-    return WhatIfRow(lever=lever, value=value, peak_bytes=peak,
-                     temp_bytes=stats["temp_size_in_bytes"],
+    xla = step.memory.xla
+    if xla is not None and xla.peak_bytes is not None:
+        peak, temp = xla.peak_bytes, xla.temp_bytes
+    else:
+        peak = stats["argument_size_in_bytes"] + stats["output_size_in_bytes"] - \
+            stats["alias_size_in_bytes"] + stats["temp_size_in_bytes"]
+        temp = stats["temp_size_in_bytes"]
+    return WhatIfRow(lever=lever, value=value, peak_bytes=peak, temp_bytes=temp,
+                     memory_analysis=dict(stats),
                      spmdsim_peak_bytes=step.memory.peak_bytes,
                      random_bit_bytes=sum(s.materialized_bytes for s in bits),
                      rng_wire_bytes=sum(s.wire_bytes_per_device for s in bits),
