@@ -13,12 +13,13 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 build_dir="${1:-build/python/py3-none-linux_x86_64}"
-envs=(jax0.12.0.1 jax0.4.30)
+envs=(jax0.12.0.1 jax0.10.2 jax0.4.30)
 work="$repo/build/python-test"
 rm -rf "$work"
 mkdir -p "$work"
 
-tools/setup_python.sh --env jax0.12.0.1 --env jax0.4.30
+tools/setup_python.sh --env jax0.12.0.1 --env jax0.10.2 --env jax0.4.30
+venv_of() { if [[ "$1" == "jax0.10.2" ]]; then echo "$repo/.venv"; else echo "$repo/.venv-$1"; fi; }
 
 # pip's build settings: the same CMake options as the tree in $build_dir was configured with, so
 # that CMake reconfigures nothing and ninja finds the binary up to date.
@@ -33,13 +34,13 @@ fi
 site_packages() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
 
 start=$(date +%s)
-"$repo/.venv-${envs[0]}/bin/python" -m pip wheel --no-deps -q -w "$work/dist" "${cfg[@]}" .
+"$(venv_of "${envs[0]}")/bin/python" -m pip wheel --no-deps -q -w "$work/dist" "${cfg[@]}" .
 wheel=$(ls "$work"/dist/spmdsim-*.whl)
 echo "python_test: built $(basename "$wheel") in $(( $(date +%s) - start )) s"
 
 rc=0
 for env in "${envs[@]}"; do
-  base="$repo/.venv-$env/bin/python"
+  base="$(venv_of "$env")/bin/python"
   venv="$work/venv-$env"
   "$base" -m venv "$venv"
   echo "$(site_packages "$base")" > "$(site_packages "$venv/bin/python")/_jax_env.pth"

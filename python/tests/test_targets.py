@@ -81,3 +81,28 @@ def test_mesh_over_the_target(target_or_skip):
     assert mesh.shape == {"data": 4, "model": 2}
     with pytest.raises(ValueError, match="has 6 devices"):
         target.mesh((3, 2), ("a", "b"))
+
+
+def test_analyze_takes_a_lowered_and_a_compiled(target_or_skip, tmp_path):
+    target = target_or_skip("cpu", 8)
+    jitted, args = PROGRAMS["plain_scan"](target)
+    lowered = jitted.lower(*args)
+    # A Lowered is compiled here with XLA's dumps: the buffer assignment comes with it.
+    from_lowered = spmdsim.analyze(lowered, stage="after_optimizations",
+                                   dump_dir=str(tmp_path / "lowered"))
+    m = from_lowered.step
+    assert from_lowered.compiled is not None
+    assert m.memory.xla.source == "memory_analysis.json"
+    assert m.memory.xla.raw["buffer_assignment"]["allocations"] > 0
+    # A Compiled gives its optimized text and memory_analysis(), no buffer assignment.
+    compiled = lowered.compile()
+    from_compiled = spmdsim.analyze(compiled, dump_dir=str(tmp_path / "compiled"))
+    c = from_compiled.step
+    assert c.stage == "after_optimizations"
+    assert "buffer_assignment" not in c.memory.xla.raw
+    ma = compiled.memory_analysis()
+    assert c.memory.argument_bytes == ma.argument_size_in_bytes
+    assert c.memory.output_bytes == ma.output_size_in_bytes
+    assert c.memory.xla.temp_bytes == ma.temp_size_in_bytes
+    if not OLD_XLA:  # the tuple-table gap above
+        assert c.memory.temp_bytes == ma.temp_size_in_bytes == m.memory.temp_bytes
