@@ -106,3 +106,12 @@ def test_analyze_takes_a_lowered_and_a_compiled(target_or_skip, tmp_path):
     assert c.memory.xla.temp_bytes == ma.temp_size_in_bytes
     if not OLD_XLA:  # the tuple-table gap above
         assert c.memory.temp_bytes == ma.temp_size_in_bytes == m.memory.temp_bytes
+
+
+def test_a_missing_plugin_names_the_package(monkeypatch):
+    from spmdsim import targets
+    monkeypatch.setattr(targets, "_has_module", lambda name: False)
+    with pytest.raises(spmdsim.TargetUnavailable, match="pip install 'jax-cuda12-plugin=="):
+        spmdsim.Target("h100", 8).devices()
+    with pytest.raises(spmdsim.TargetUnavailable, match=r"pip install 'jax\[tpu\]=="):
+        spmdsim.Target("v5e", "2x4").devices()
