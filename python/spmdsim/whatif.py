@@ -166,6 +166,8 @@ def _model(baseline_dir, baseline_rows_source, target):
         args += ["--device", dev["device"]]
     if dev["capacity"] is not None:
         args += ["--capacity", str(dev["capacity"])]
+    if dev["mem_fraction"] is not None:
+        args += ["--mem-fraction", repr(float(dev["mem_fraction"]))]
     doc, _, _ = _engine.run_json(args)
     step = baseline_rows_source.step
     module = next((m for m in doc["modules"] if m["name"] == step.name), None)
@@ -226,6 +228,9 @@ def run_whatif(target, step, abstract_args, levers):
     import jax
     target.devices()
     config_levers = {k: v for k, v in levers.items() if k.startswith("jax_")}
+    unknown = sorted(k for k in config_levers if not hasattr(jax.config, k))
+    if unknown:
+        raise ValueError("not a JAX %s config option: %s" % (jax.__version__, ", ".join(unknown)))
     config = {k: getattr(jax.config, k) for k in config_levers}
     config.setdefault("jax_threefry_partitionable",
                       getattr(jax.config, "jax_threefry_partitionable", True))

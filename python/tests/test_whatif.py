@@ -72,3 +72,5 @@ def test_a_jitted_step_takes_config_levers_only(target_or_skip):
     assert jax.config.jax_threefry_partitionable is not flipped  # restored after the row
     with pytest.raises(TypeError, match="factory"):
         target.whatif(jitted, *args, jax_default_prng_impl=["rbg"])
+    with pytest.raises(ValueError, match="not a JAX .* config option: jax_threefry_partitionabel"):
+        target.whatif(jitted, *args, jax_threefry_partitionabel=[False])
