@@ -6,6 +6,7 @@
 
 #include "dump/file_names.h"
 #include "dump/file_reader.h"
+#include "dump/tpu_target.h"
 #include "ir/parser.h"
 #include "ir/source.h"
 
@@ -41,17 +42,20 @@ std::optional<DumpError> ParseInto(const std::string& path, std::string text,
   const ModuleStage stage = StageFromFileName(fs::path(path).filename().string());
   if (options.stage != "all" && ModuleStageName(stage) != options.stage) return std::nullopt;
   std::optional<ModuleFileSet> files;
+  std::optional<std::string> generation;
   for (auto& module : result.modules) {
     if (!options.module_filter.empty() &&
         module->name.find(options.module_filter) == std::string_view::npos) {
       continue;
     }
     if (!files) files = files_of();
+    if (!generation) generation = ReadTpuGeneration(files->target_arguments).value_or("");
     ModuleInput input;
     input.path = path;
     input.stage = stage;
     input.module = std::move(module);
     input.files = *files;
+    input.tpu_generation = *generation;
     out.modules.push_back(std::move(input));
   }
   return std::nullopt;

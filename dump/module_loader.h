@@ -25,6 +25,9 @@ struct ModuleInput {
   ModuleStage stage = ModuleStage::kUnknown;  // from the file name
   std::unique_ptr<ir::HloModule> module;
   ModuleFileSet files;  // XLA's files beside it; all empty for standard input and the demo
+  // XLA:TPU: the generation its target arguments name ("v5e"; dump/tpu_target.h), read once when
+  // the module is loaded; empty without that file.
+  std::string tpu_generation;
   // The platform the user named for it (--platform: "cpu", "gpu", "tpu"); empty when the dump
   // decides (analyzer/model/module_platform.h).
   std::string platform;

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <filesystem>
 
-#include "dump/tpu_target.h"
 #include "passes/module_facts.h"
 
 namespace spmdsim::analyzer {
@@ -64,7 +63,7 @@ ModulePlatform PlatformOf(const dump::ModuleInput& input, passes::ModuleAnalyses
   if (EntryLayoutIsTiled(*input.module) ||
       name.find("tpu_after_optimizations") != std::string::npos) {
     platform.kind = PlatformKind::kTpu;
-    platform.tpu_generation = dump::ReadTpuGeneration(input.files.target_arguments).value_or("");
+    platform.tpu_generation = input.tpu_generation;
     return platform;
   }
   if (const size_t gpu = name.find("_gpu_after_optimizations"); gpu != std::string::npos) {

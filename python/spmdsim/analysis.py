@@ -32,6 +32,9 @@ class Analysis:
         self.warnings = warnings
         self._device_args = list(device_args)
         self._stage_args = list(stage_args)
+        # Set by Target.compile: the target, and every field of the compile's memory_analysis().
+        self.target = None
+        self.xla_memory_analysis = None
 
     def __iter__(self):
         return iter(self.modules)
