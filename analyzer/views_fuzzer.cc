@@ -173,11 +173,11 @@ void RenderCheckRun(const CheckRun& run) {
   CheckJson("check --format json", JsonText(CheckToJson(run)));
   const SarifOptions sarif{"0.1.0", "/work"};
   CheckJson("check --sarif", JsonText(SarifLog(run, sarif)));
-  (void)JunitXml(run);
+  testing::CheckXml("views fuzzer", "check --junit", JunitXml(run));
   CiOutputOptions ci;
   ci.source_root = "/work";
   PrintGithubAnnotations(run, ci, text);
-  (void)GithubStepSummary(run);
+  testing::CheckMarkdownTables("views fuzzer", "check step summary", GithubStepSummary(run));
 }
 
 // `spmdsim check`: no baseline, the module's own figures, and a baseline they exceed.
@@ -236,11 +236,11 @@ void RenderDiff(const ModuleReport& a, const ModuleReport& b) {
 void RenderReport(const std::vector<ModuleReport>& reports) {
   HtmlReportOptions html;
   html.topology = DefaultTopology().name;
-  (void)RenderHtmlReport(reports, html);
+  testing::CheckPrintable("views fuzzer", "report (HTML)", RenderHtmlReport(reports, html));
   html.max_rows = 1;
   html.max_groups = 1;
   html.trace_path = "trace.json";
-  (void)RenderHtmlReport(reports, html);
+  testing::CheckPrintable("views fuzzer", "report (HTML)", RenderHtmlReport(reports, html));
   for (const ModuleReport& report : reports) {
     CheckJson("report --trace", JsonText(BuildTrace(report), 1));
   }

@@ -61,14 +61,21 @@ DumpResult<std::string> ReadWhole(const std::string& path, const std::string& na
     data.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
     if (in.bad()) return IoError(name, "read failed");
   } else {
-    // A pipe or device: read in pieces, no further than the limit.
+    // A pipe or device: read in pieces, the limit checked before the buffer grows, and the
+    // buffer grown by doubling no further than the limit (a 2 GiB string doubled to 4 GiB would
+    // fail an address-space limit with "out of memory" before the input limit was reached).
     std::vector<char> chunk(size_t{1} << 20);
     while (in) {
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      data.append(chunk.data(), static_cast<size_t>(in.gcount()));
-      if (data.size() > kMaxDecompressedBytes) {
+      const size_t got = static_cast<size_t>(in.gcount());
+      if (got > kMaxDecompressedBytes - data.size()) {
         return IoError(name, TooLarge(kMaxDecompressedBytes));
       }
+      if (data.size() + got > data.capacity()) {
+        data.reserve(
+            std::min(std::max(data.capacity() * 2, data.size() + got), kMaxDecompressedBytes));
+      }
+      data.append(chunk.data(), got);
     }
     if (in.bad()) return IoError(name, "read failed");
   }

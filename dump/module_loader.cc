@@ -64,15 +64,32 @@ std::optional<DumpError> ParseInto(const std::string& path, std::string text,
 LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
   LoadOutcome outcome;
   std::vector<fs::path> files;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file(ec)) files.push_back(it->path());
-  }
-  if (ec) {
-    outcome.failure = DumpError{DumpErrorKind::kIo, dir.string(),
-                                dir.string() + ": error: cannot list directory: " + ec.message()};
-    return outcome;
+  // The folder and its subfolders (symbolic links to folders not followed, as XLA writes none).
+  // A subfolder that cannot be listed is skipped and named, like a file that cannot be read; the
+  // folder given must be listable.
+  std::vector<fs::path> pending{dir};
+  while (!pending.empty()) {
+    const fs::path folder = std::move(pending.back());
+    pending.pop_back();
+    std::error_code ec;
+    auto it = fs::directory_iterator(folder, ec);
+    for (; !ec && it != fs::end(it); it.increment(ec)) {
+      std::error_code kind;
+      if (it->is_symlink(kind) ? false : it->is_directory(kind)) {
+        pending.push_back(it->path());
+      } else if (it->is_regular_file(kind)) {
+        files.push_back(it->path());
+      }
+    }
+    if (!ec) continue;
+    DumpError error{DumpErrorKind::kIo, folder.string(),
+                    folder.string() + ": error: cannot list directory: " + ec.message()};
+    if (folder == dir) {
+      outcome.failure = std::move(error);
+      return outcome;
+    }
+    error.message += "; its files are skipped";
+    outcome.skipped_files.push_back(std::move(error));
   }
   SortInDumpOrder(files);  // deterministic, in the order XLA wrote the modules
   // Each folder's names indexed once for pairing its modules with their companions.

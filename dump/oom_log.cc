@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "dump/size_text.h"
+#include "ir/checked_math.h"
 
 namespace spmdsim::dump {
 namespace {
@@ -19,6 +20,16 @@ constexpr int64_t kMaxStatusLines = 3;
 constexpr int kMaxOperatorContinuation = 64;
 // Log lines kept in OomMessage::header.
 constexpr size_t kMaxHeaderLines = 16;
+// What is kept of one field or header line: XLA's op_names and shapes are far shorter; a longer
+// one (a 1 GiB op_name) is cut, so that a listing costs memory per buffer, not per input byte.
+constexpr size_t kMaxFieldBytes = 8192;
+
+// `text`, cut to kMaxFieldBytes with the count of what was cut.
+std::string Capped(std::string_view text) {
+  if (text.size() <= kMaxFieldBytes) return std::string(text);
+  return std::string(text.substr(0, kMaxFieldBytes)) + "... (" +
+         std::to_string(text.size() - kMaxFieldBytes) + " more bytes not kept)";
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -178,7 +189,7 @@ class OomLogParser {
       if (!IsFieldLine(line) && !StartsWith(line, "Buffer ") &&
           line.find(". Size:") == std::string_view::npos) {
         // A wrapped Operator line: the terminal broke it mid-word, so join without a space.
-        current_->operator_text += std::string(line);
+        current_->operator_text = Capped(current_->operator_text + std::string(line));
         --continuing_;
         if (std::count(current_->operator_text.begin(), current_->operator_text.end(), '"') % 2 ==
             0) {
@@ -192,7 +203,7 @@ class OomLogParser {
     if (listings_.empty() && open_.entries.empty() && !line.empty() && line != "..." &&
         header_.size() < kMaxHeaderLines && !StartsWith(line, "Buffer ") &&
         line.find(". Size:") == std::string_view::npos) {
-      header_.emplace_back(line);
+      header_.push_back(Capped(line));
     }
     if (EntryStart(line)) return;
     if (current_ != nullptr && EntryField(line)) return;
@@ -249,22 +260,22 @@ class OomLogParser {
   bool EntryField(std::string_view line) {
     OomLogBuffer& b = *current_;
     if (auto v = After(line, "Size:")) {
-      b.size_text = std::string(*v);
+      b.size_text = Capped(*v);
     } else if (auto op = After(line, "Operator:")) {
-      b.operator_text = std::string(*op);
+      b.operator_text = Capped(*op);
       // An odd number of quotes: the terminal wrapped the line.
       if (std::count(b.operator_text.begin(), b.operator_text.end(), '"') % 2 == 1) {
         continuing_ = kMaxOperatorContinuation;
       }
       ParseOperator();
     } else if (auto p = After(line, "Entry Parameter Subshape:")) {
-      b.entry_parameter = std::string(*p);
+      b.entry_parameter = Capped(*p);
       b.shape = b.entry_parameter;
     } else if (auto l = After(line, "XLA Label:")) {
-      b.label = std::string(*l);
+      b.label = Capped(*l);
     } else if (auto tl = After(line, "XLA label:")) {
       // TPU: "fusion.12 = fusion(param.3), kind=kLoop, ..." (older: "%iota.2 = s32[...] iota()").
-      b.label = std::string(*tl);
+      b.label = Capped(*tl);
       std::string_view name = *tl;
       const size_t eq = name.find(" = ");
       if (eq != std::string_view::npos) {
@@ -273,14 +284,14 @@ class OomLogParser {
         b.instruction = std::string(name);
       }
     } else if (auto s = After(line, "Shape:")) {
-      b.shape = std::string(*s);
+      b.shape = Capped(*s);
     } else if (auto u = After(line, "Unpadded size:")) {
-      b.unpadded_size_text = std::string(*u);
+      b.unpadded_size_text = Capped(*u);
       b.unpadded_size_bytes = ParseSize(b.unpadded_size_text);
     } else if (auto x = After(line, "Extra memory due to padding:")) {
-      b.padding_text = std::string(*x);
+      b.padding_text = Capped(*x);
     } else if (auto a = After(line, "Allocation type:")) {
-      b.allocation_type = std::string(*a);
+      b.allocation_type = Capped(*a);
     } else if (StartsWith(line, "====")) {
       current_ = nullptr;
     } else {
@@ -557,8 +568,8 @@ bool IsComplete(const MessageFigures& figures) {
 int64_t ListedBytes(const Listing& listing) {
   int64_t bytes = 0;
   for (const OomLogBuffer& b : listing.entries) {
-    const std::optional<int64_t> size = ParseSize(b.size_text);
-    if (size && *size <= INT64_MAX - bytes) bytes += *size;
+    const std::optional<int64_t> size = ParseSizeSaturating(b.size_text);
+    if (size) bytes = ir::SaturatingAdd(bytes, *size);
   }
   return bytes;
 }

@@ -9,7 +9,10 @@
 
 namespace spmdsim::dump {
 
-std::optional<int64_t> ParseSize(std::string_view text) {
+namespace {
+
+// ParseSize, with a size past 2^63 - 1 bytes INT64_MAX (`saturate`) or nullopt.
+std::optional<int64_t> ReadSize(std::string_view text, bool saturate) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);
   }
@@ -54,12 +57,21 @@ std::optional<int64_t> ParseSize(std::string_view text) {
       int64_t exact = 0;
       const auto [end, error] = std::from_chars(text.data(), text.data() + split, exact);
       if (power == 0 && error == std::errc() && end == text.data() + split) return exact;
+      if (power == 0 && error == std::errc::result_out_of_range) {
+        return saturate ? std::optional<int64_t>(INT64_MAX) : std::nullopt;
+      }
       const double bytes = value * std::pow(1024.0, power);
-      if (bytes >= 9.2e18) return std::nullopt;
+      if (bytes >= 9.2e18) return saturate ? std::optional<int64_t>(INT64_MAX) : std::nullopt;
       return static_cast<int64_t>(std::llround(bytes));
     }
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<int64_t> ParseSize(std::string_view text) { return ReadSize(text, false); }
+
+std::optional<int64_t> ParseSizeSaturating(std::string_view text) { return ReadSize(text, true); }
 
 }  // namespace spmdsim::dump

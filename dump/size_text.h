@@ -13,4 +13,8 @@ namespace spmdsim::dump {
 // nullopt for anything else (a sign, an exponent, an unknown unit) or on overflow.
 std::optional<int64_t> ParseSize(std::string_view text);
 
+// ParseSize, but a well-formed size past 2^63 - 1 bytes is INT64_MAX (saturated, "over 8 EiB"
+// in text), for figures that are summed: an OOM listing's sizes.
+std::optional<int64_t> ParseSizeSaturating(std::string_view text);
+
 }  // namespace spmdsim::dump

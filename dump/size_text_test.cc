@@ -22,6 +22,12 @@ TEST_CASE("ParseSize: numbers with binary units, decimals and spaces") {
   CHECK(ParseSize("2.84 MiB") == 2977956);  // 2.84 x 1048576 = 2977955.84, rounded
   CHECK(ParseSize("1TiB") == kKiB * kKiB * kKiB * kKiB);
   CHECK(ParseSize("1PiB") == kKiB * kKiB * kKiB * kKiB * kKiB);
+  // Past 64 bits: saturated where sizes are summed (an OOM listing), refused elsewhere.
+  CHECK(ParseSizeSaturating("99999999999999999999.00GiB") == INT64_MAX);
+  CHECK(ParseSizeSaturating("99999999999999999999") == INT64_MAX);
+  CHECK(ParseSizeSaturating("8192PiB") == INT64_MAX);
+  CHECK(ParseSizeSaturating("384.00MiB") == 384 * kKiB * kKiB);
+  CHECK_FALSE(ParseSizeSaturating("-1GiB").has_value());
   // KB, MB, GB are read as binary, as XLA writes them; case does not matter.
   CHECK(ParseSize("16GB") == 16 * kKiB * kKiB * kKiB);
   CHECK(ParseSize("16gib") == 16 * kKiB * kKiB * kKiB);

@@ -58,13 +58,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// a - b, saturating at INT64_MIN / INT64_MAX instead of wrapping.
-int64_t SaturatingSub(int64_t a, int64_t b) {
-  int64_t result = 0;
-  if (__builtin_sub_overflow(a, b, &result)) return b < 0 ? INT64_MAX : INT64_MIN;
-  return result;
-}
-
 //  value: <6930 param.39 @0> (size=65536,offset=0): f32[256,64]{1,0}
 //  value: <8100 while.978{3} (phi) @0> (size=4,offset=1385152): u32[]
 bool ParseValueLine(std::string_view line, XlaBufferAssignment::Value& value) {
@@ -287,7 +280,7 @@ int64_t XlaMemoryAnalysis::Field(const std::string& name) const {
 int64_t XlaMemoryAnalysis::PeakBytes() const {
   const int64_t live =
       ir::SaturatingAdd(Field("argument_size_in_bytes"), Field("output_size_in_bytes"));
-  return ir::SaturatingAdd(SaturatingSub(live, Field("alias_size_in_bytes")),
+  return ir::SaturatingAdd(ir::SaturatingSub(live, Field("alias_size_in_bytes")),
                            Field("temp_size_in_bytes"));
 }
 

@@ -36,15 +36,21 @@ class Arena {
   }
 
  private:
-  // Blocks are large enough that the heap serves them apart from small objects (and returns them
-  // to the system when the module goes), small enough that the unused end of the last is cheap.
-  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  // Blocks grow with the module: the first is small (a module of a few instructions must not
+  // reserve a megabyte: 10,000 small modules of a dump folder took 12 GB of address space), each
+  // next one twice the last, up to a size the heap serves apart from small objects (returned to
+  // the system when the module goes) and whose unused end is cheap. The arena's unused bytes
+  // stay under its used ones plus the first block.
+  static constexpr size_t kFirstBlockBytes = size_t{1} << 12;
+  static constexpr size_t kLargestBlockBytes = size_t{1} << 20;
 
   void* Allocate(size_t bytes, size_t align) {
     auto at = reinterpret_cast<uintptr_t>(next_);
     const uintptr_t aligned = (at + align - 1) & ~(uintptr_t{align} - 1);
     if (next_ == nullptr || aligned - at + bytes > left_) {
-      const size_t size = bytes + align > kBlockBytes ? bytes + align : kBlockBytes;
+      const size_t block = next_block_;
+      next_block_ = next_block_ * 2 > kLargestBlockBytes ? kLargestBlockBytes : next_block_ * 2;
+      const size_t size = bytes + align > block ? bytes + align : block;
       blocks_.push_back(std::make_unique_for_overwrite<std::byte[]>(size));
       next_ = blocks_.back().get();
       left_ = size;
@@ -58,6 +64,7 @@ class Arena {
   std::vector<std::unique_ptr<std::byte[]>> blocks_;
   std::byte* next_ = nullptr;
   size_t left_ = 0;
+  size_t next_block_ = kFirstBlockBytes;
 };
 
 }  // namespace spmdsim::ir

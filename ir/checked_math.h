@@ -33,6 +33,13 @@ inline int64_t SaturatingAdd(int64_t a, int64_t b) {
   return result;
 }
 
+// a - b, saturating at INT64_MIN / INT64_MAX instead of wrapping.
+inline int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t result = 0;
+  if (__builtin_sub_overflow(a, b, &result)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return result;
+}
+
 inline int64_t SaturatingMul(int64_t a, int64_t b) {
   int64_t result = 0;
   if (__builtin_mul_overflow(a, b, &result)) return ((a < 0) != (b < 0)) ? INT64_MIN : INT64_MAX;

@@ -6,11 +6,7 @@
 // Golden-style: every input under testdata/malformed/ (each a real dump excerpt broken one way)
 // has <input>.expected beside it holding "exit N" and the first stderr line.
 // tools/regen_malformed_expected.sh rewrites those files from the binary; review the diff.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -21,12 +17,12 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "analyzer/emit/utf8.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "testing/run_process.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -41,13 +37,7 @@ const fs::path kMalformed = fs::path(SPMDSIM_TESTDATA_DIR) / "malformed";
 // Longest a run may take before it counts as a hang (each input parses in milliseconds).
 constexpr auto kHangLimit = std::chrono::seconds(60);
 
-struct RunResult {
-  int exit_code = -1;  // -1 when the process did not exit normally
-  int signal = 0;      // the signal that ended it, if one did
-  bool timed_out = false;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::ProcessResult;
 
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,50 +48,11 @@ std::string ReadAll(const fs::path& path) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// Runs spmdsim with `args` in the repository root, stdout and stderr captured to files.
+// Runs spmdsim with `args` in the repository root, stdout and stderr captured.
 RunResult RunSpmdsim(const std::vector<std::string>& args) {
-  char dir_template[] = "/tmp/spmdsim_cli_errors_XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  REQUIRE(dir != nullptr);
-  const std::string out_path = std::string(dir) + "/out";
-  const std::string err_path = std::string(dir) + "/err";
-  std::vector<std::string> argv_storage = {SPMDSIM_BINARY};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : argv_storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out_fd < 0 || err_fd < 0 || chdir(kRepo.c_str()) != 0 || dup2(out_fd, 1) < 0 ||
-        dup2(err_fd, 2) < 0) {
-      _exit(127);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  RunResult result;
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + kHangLimit;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      result.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  result.out = ReadAll(out_path);
-  result.err = ReadAll(err_path);
-  fs::remove_all(dir);
-  return result;
+  std::vector<std::string> argv = {SPMDSIM_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::RunProcess(argv, {.cwd = kRepo.string(), .timeout = kHangLimit});
 }
 
 // Every input of testdata/malformed/ (or `dir`: files and directories), by name.
@@ -435,27 +386,6 @@ TEST_CASE("hostile modules: figures past 2^63 saturate and say so instead of wra
       RunSpmdsim({"report", "-o", "-", "testdata/hostile/known_trip_count_two_kinds.hlo"});
   REQUIRE(html.exit_code == 0);
   CHECK(html.out.find("-9223372036854775808") == std::string::npos);
-}
-
-// A gzip bomb: 2 GiB + 1 MiB of blanks compress to ~2 MB, so it is made here, not committed.
-TEST_CASE("a gzip input that decompresses past the input limit is refused, exit 2") {
-  char dir_template[] = "/tmp/spmdsim_bomb_XXXXXX";
-  const fs::path dir = mkdtemp(dir_template);
-  const std::string path = (dir / "bomb.hlo.gz").string();
-  gzFile gz = gzopen(path.c_str(), "wb1");
-  REQUIRE(gz != nullptr);
-  const std::string header = "HloModule bomb\n";
-  gzwrite(gz, header.data(), static_cast<unsigned>(header.size()));
-  const std::string blanks(size_t{1} << 20, ' ');
-  for (int i = 0; i < 2049; ++i) gzwrite(gz, blanks.data(), static_cast<unsigned>(blanks.size()));
-  gzclose(gz);
-  const RunResult run = RunSpmdsim({"stats", path});
-  CHECK(run.signal == 0);
-  CHECK(run.exit_code == 2);
-  CHECK(FirstLine(run.err) == path +
-                                  ": error: decompresses to more than 2048 MiB of text, the most "
-                                  "spmdsim reads in one input (ir/limits.h)");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("JSON inputs nested past the limit are refused before they are parsed") {

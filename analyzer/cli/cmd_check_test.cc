@@ -344,7 +344,7 @@ TEST_CASE("check under GitHub Actions: annotations and the step summary") {
   CHECK(md.rfind("earlier step\n", 0) == 0);  // appended, not overwritten
   CHECK(md.find("### spmdsim check") != std::string::npos);
   // The findings row: how many the baseline has, how many there are now.
-  CHECK(md.find(fmt::format("| jit_train_step | after_optimizations | findings | {} | {} |",
+  CHECK(md.find(fmt::format("| jit\\_train\\_step | after\\_optimizations | findings | {} | {} |",
                             FindingCount(kRemat), FindingCount(kNoremat))) != std::string::npos);
   CHECK(md.find("**REGRESSED**") != std::string::npos);
 

@@ -155,8 +155,7 @@ int RunOom(const OomCommandOptions& command) {
     out["file"] = command.path;
     out["fit"] = fit ? FitToJson(fit->fit) : nlohmann::ordered_json();
     if (fit) AddFixesJson(fit->fixes, out["fit"]);
-    out["oom"] = OomToJson(*report);
-    std::cout << JsonText(out) << "\n";
+    PrintOomJson(std::move(out), *report, std::cout);
   } else {
     if (fit) {
       PrintFitText(*dumped.chosen, fit->fit, std::cout);

@@ -10,6 +10,7 @@
 #endif
 
 #include "analyzer/cli/command.h"
+#include "analyzer/emit/control_chars.h"
 
 namespace {
 
@@ -44,6 +45,9 @@ void KeepFreedMemory() {
 int main(int argc, char** argv) {
   using namespace spmdsim::analyzer;
   KeepFreedMemory();
+  // What a dump says reaches the terminal as text, never as control sequences (control_chars.h).
+  ControlEscapingBuffer escaped_out(std::cout);
+  ControlEscapingBuffer escaped_err(std::cerr);
   CLI::App app{
       "spmdsim: memory, collective traffic and RNG costs of sharded XLA programs, "
       "from their HLO dumps"};

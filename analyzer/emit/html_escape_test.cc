@@ -16,10 +16,12 @@ TEST_CASE("HtmlEscape replaces the five markup characters") {
   CHECK(HtmlEscape("&lt;") == "&amp;lt;");
 }
 
-TEST_CASE("HtmlEscape keeps UTF-8 and control bytes other than markup") {
+TEST_CASE("HtmlEscape keeps UTF-8 and writes control characters as visible text") {
   CHECK(HtmlEscape("f\xc3\xbcr u32[128]") == "f\xc3\xbcr u32[128]");
   const std::string with_nul("a\0b", 3);
-  CHECK(HtmlEscape(with_nul) == with_nul);
+  CHECK(HtmlEscape(with_nul) == "a\\x00b");
+  CHECK(HtmlEscape("\x1b[31mred") == "\\x1b[31mred");
+  CHECK(HtmlEscape("a\tb\nc") == "a\tb\nc");
 }
 
 TEST_CASE("HtmlEscape output has no markup character left") {

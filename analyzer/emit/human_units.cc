@@ -28,4 +28,12 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string HumanBytesDelta(int64_t delta) { return (delta > 0 ? "+" : "") + HumanBytes(delta); }
 
+std::string HumanTime(double us) {
+  constexpr double kYearUs = 365.25 * 24 * 3600 * 1e6;
+  if (!std::isfinite(us) || us >= kYearUs) return "over a year";
+  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
+  return fmt::format("{:.1f} us", us);
+}
+
 }  // namespace spmdsim::analyzer

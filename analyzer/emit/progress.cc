@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "analyzer/emit/control_chars.h"
+
 namespace spmdsim::analyzer {
 
 Progress& Progress::Get() {
@@ -27,7 +29,7 @@ void Progress::Update(std::string_view what) {
   // Keep the line short enough not to wrap on an 80-column terminal.
   constexpr size_t kWidth = 78;
   std::string line = "spmdsim: ";
-  line += what;
+  line += EscapeControls(what, /*keep_newlines=*/false);
   if (line.size() > kWidth) line = line.substr(0, kWidth - 3) + "...";
   const size_t width = line.size();
   if (width < shown_) line.append(shown_ - width, ' ');

@@ -98,7 +98,7 @@ int64_t RoundingSlack(std::string_view text) {
 void ResolveOomSizes(OomReport& report) {
   report.total_bytes = 0;
   for (OomBuffer& b : report.buffers) {
-    const std::optional<int64_t> listed = dump::ParseSize(b.size_text);
+    const std::optional<int64_t> listed = dump::ParseSizeSaturating(b.size_text);
     b.listed_size_bytes = listed.value_or(0);
     b.shape_bytes.reset();
     if (!b.shape.empty()) {

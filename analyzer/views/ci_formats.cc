@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
+#include "analyzer/emit/control_chars.h"
 #include "analyzer/emit/html_escape.h"
+#include "analyzer/emit/utf8.h"
 #include "analyzer/views/check_view.h"
 
 namespace spmdsim::analyzer {
@@ -22,21 +25,6 @@ void Annotation(std::ostream& out, const char* level, const std::string& file, i
   out << "::" << level << " " << properties << "::" << GithubEscapeData(message) << "\n";
 }
 
-// A Markdown table cell: '|' would end the cell and a newline the row.
-std::string MarkdownCell(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // "jit_train_step.after_optimizations": dots separate package levels in JUnit class names.
 std::string JunitClassName(const ModuleFigures& m) {
   std::string name = "spmdsim.check." + m.name + "." + m.stage;
@@ -47,6 +35,36 @@ std::string JunitClassName(const ModuleFigures& m) {
 }
 
 }  // namespace
+
+// Text from a dump in Markdown (a table cell or a list item): every ASCII punctuation character
+// backslash-escaped (CommonMark: always literal), so no `|` ends a cell, no backtick opens a
+// code span, no `<` starts HTML, no `*`, `_`, `[` or `&` forms emphasis, links or entities; a
+// newline would end the row, controls are made visible (control_chars.h).
+std::string MarkdownCell(std::string_view raw) {
+  const std::string text = EscapeControls(ValidUtf8(raw), /*keep_newlines=*/false);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// `text` as a Markdown code span: delimited by one backtick more than its longest run of them,
+// with a space inside each delimiter when it starts or ends with a backtick (CommonMark 6.1).
+std::string MarkdownCode(std::string_view raw) {
+  const std::string text = EscapeControls(ValidUtf8(raw), /*keep_newlines=*/false);
+  size_t longest = 0;
+  size_t run = 0;
+  for (const char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
+}
 
 SourceLocation SplitSource(std::string_view source) {
   const size_t colon = source.rfind(':');
@@ -108,12 +126,9 @@ std::string GithubEscapeProperty(std::string_view text) {
 }
 
 std::string XmlEscape(std::string_view text) {
-  // XML 1.0 has no representation for most control characters, escaped or not.
-  std::string cleaned(text);
-  for (char& c : cleaned) {
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') c = '?';
-  }
-  return HtmlEscape(cleaned);  // the same five entities
+  // XML 1.0 has no representation for most control characters, escaped or not, nor for U+FFFE
+  // and U+FFFF: HtmlEscape makes them visible text (control_chars.h), tab and newline kept.
+  return HtmlEscape(text);  // the same five entities
 }
 
 void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
@@ -176,8 +191,9 @@ std::string GithubStepSummary(const CheckRun& run) {
       if (!any_new) out << "\nNew findings:\n\n";
       any_new = true;
       const CheckFinding& f = checked.finding;
-      out << fmt::format("- `{}` in {} ({}){}: {}\n", f.kind, MarkdownCell(m.figures.name),
-                         m.figures.stage, f.source.empty() ? "" : " at `" + f.source + "`",
+      out << fmt::format("- {} in {} ({}){}: {}\n", MarkdownCode(f.kind),
+                         MarkdownCell(m.figures.name), MarkdownCell(m.figures.stage),
+                         f.source.empty() ? "" : " at " + MarkdownCode(f.source),
                          MarkdownCell(f.message));
     }
   }

@@ -41,8 +41,15 @@ std::string RelativeTo(std::string_view path, std::string_view root);
 std::string GithubEscapeData(std::string_view text);
 std::string GithubEscapeProperty(std::string_view text);
 
-// & < > " ' as character references; control characters XML 1.0 forbids become '?'.
+// & < > " ' as character references; control characters and U+FFFE/U+FFFF, which XML 1.0
+// cannot hold, as visible text (analyzer/emit/control_chars.h).
 std::string XmlEscape(std::string_view text);
+
+// Text from a dump in Markdown (a table cell or a list item), every ASCII punctuation character
+// backslash-escaped: nothing in it ends a cell, opens a code span, starts HTML or a link.
+std::string MarkdownCell(std::string_view text);
+// Text from a dump as one Markdown code span that nothing in it can close.
+std::string MarkdownCode(std::string_view text);
 
 struct CiOutputOptions {
   // Paths under this directory are written relative to it (the repository checkout:

@@ -21,8 +21,20 @@ TEST_CASE("XmlEscape: markup characters and forbidden control characters") {
   CHECK(XmlEscape("jit(f)/a<b>&\"c\"'d'") == "jit(f)/a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
   CHECK(XmlEscape(std::string("a\x01"
                               "b\tc\n",
-                              6)) == "a?b\tc\n");
+                              6)) == "a\\x01b\tc\n");
   CHECK(XmlEscape("u32[2,32,64]") == "u32[2,32,64]");
+  // U+FFFE and U+FFFF are valid UTF-8 but not XML characters.
+  CHECK(XmlEscape("a\xef\xbf\xbe\xef\xbf\xbf") == "a\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST_CASE("Markdown: dump text as a cell or a code span that nothing in it can break") {
+  CHECK(MarkdownCell("jit_step|x") == "jit\\_step\\|x");
+  CHECK(MarkdownCell("<img src=x onerror=alert(1)>") == "\\<img src\\=x onerror\\=alert\\(1\\)\\>");
+  CHECK(MarkdownCell("a\nb\x1b[0m") == "a\\\\x0ab\\\\x1b\\[0m");
+  CHECK(MarkdownCode("model.py:76") == "`model.py:76`");
+  CHECK(MarkdownCode("a`b") == "``a`b``");
+  CHECK(MarkdownCode("`<b>``") == "``` `<b>`` ```");
+  CHECK(MarkdownCode("x\ny") == "`x\\x0ay`");
 }
 
 TEST_CASE("SplitSource and RelativeTo") {

@@ -13,12 +13,6 @@ namespace spmdsim::analyzer {
 
 namespace {
 
-std::string TimeText(double us) {
-  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
-  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
-  return fmt::format("{:.1f} us", us);
-}
-
 // Device ids one op's `groups` lists at most: a module can name every one of 65536 devices in
 // each of its collectives, and listing them all made megabytes of JSON per op.
 constexpr size_t kMaxListedDeviceIds = 4096;
@@ -66,8 +60,8 @@ nlohmann::ordered_json CollectivesToJson(const passes::CollectiveResult& result,
     o["id_kind"] = passes::DeviceIdKindName(op.id_kind);
     o["group_size"] = op.group_size;
     bool complete = true;
-    o["groups"] = ListedGroups(op.groups, complete);
-    o["group_count"] = op.groups.size();
+    o["groups"] = ListedGroups(op.groups(), complete);
+    o["group_count"] = op.groups().size();
     o["groups_complete"] = complete;
     o["mesh_axes"] = op.mesh_axes;
     o["operand_count"] = op.operand_count;
@@ -116,14 +110,14 @@ void PrintCollectivesText(const dump::ModuleInput& input, const passes::Collecti
   out << fmt::format("  per step and device: {} on the wire (intra-node {}, inter-node {}), ~{}\n",
                      HumanBytes(result.total_wire_bytes_per_device),
                      HumanBytes(result.total_intra_node_bytes),
-                     HumanBytes(result.total_inter_node_bytes), TimeText(result.est_time_us));
+                     HumanBytes(result.total_inter_node_bytes), HumanTime(result.est_time_us));
   if (result.ops.empty()) return;
   out << fmt::format("  {:<22} {:>5} {:>6} {:>13} {:>11}\n", "kind", "ops", "runs", "wire/device",
                      "est. time");
   for (const auto& [kind, totals] : result.by_kind) {
     out << fmt::format("  {:<22} {:>5} {:>6} {:>13} {:>11}\n", kind, totals.count,
                        totals.executions, HumanBytes(totals.wire_bytes_per_device),
-                       TimeText(totals.est_time_us));
+                       HumanTime(totals.est_time_us));
   }
   std::vector<const passes::CollectiveOp*> sorted;
   for (const passes::CollectiveOp& op : result.ops) sorted.push_back(&op);
@@ -142,7 +136,7 @@ void PrintCollectivesText(const dump::ModuleInput& input, const passes::Collecti
                        op.instruction, kind, op.group_size,
                        op.mesh_axes.empty() ? "-" : op.mesh_axes, HumanBytes(op.bytes),
                        HumanBytes(op.wire_bytes_per_device), op.loop_multiplier,
-                       TimeText(op.est_time_us), op.source);
+                       HumanTime(op.est_time_us), op.source);
   }
   if (shown < sorted.size()) {
     out << fmt::format("  ... {} more (--format json lists all)\n", sorted.size() - shown);

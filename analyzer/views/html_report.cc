@@ -95,15 +95,9 @@ std::string LongTd(std::string_view text, std::string_view css, std::string_view
                      E(text.substr(0, cut)), text.size());
 }
 
-std::string TimeText(double us) {
-  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
-  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
-  return fmt::format("{:.1f} us", us);
-}
-
 std::string TimeTd(double us, bool estimated) {
   if (!estimated) return "<td class=\"num\">-</td>";
-  return fmt::format("<td class=\"num\" title=\"{:.3f} us\">{}</td>", us, E(TimeText(us)));
+  return fmt::format("<td class=\"num\" title=\"{:.3f} us\">{}</td>", us, E(HumanTime(us)));
 }
 
 std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias, int64_t temp) {
@@ -143,7 +137,7 @@ void Summary(const ModuleReport& report, const HtmlReportOptions& options, std::
       "step, {} on the wire per device and step",
       c.ops.size(), CollectiveRuns(c), Bytes(c.total_wire_bytes_per_device));
   if (!c.topology.empty()) {
-    out += fmt::format(", about {} on {}", E(TimeText(c.est_time_us)), E(c.topology));
+    out += fmt::format(", about {} on {}", E(HumanTime(c.est_time_us)), E(c.topology));
   }
   out += "</td></tr>\n";
   int64_t warnings = 0;
@@ -363,7 +357,7 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
       "(intra-node {}, inter-node {}){}.</p>\n",
       c.ops.size(), CollectiveRuns(c), Bytes(c.total_wire_bytes_per_device),
       Bytes(c.total_intra_node_bytes), Bytes(c.total_inter_node_bytes),
-      timed ? fmt::format(", about {} on {}", E(TimeText(c.est_time_us)), E(c.topology))
+      timed ? fmt::format(", about {} on {}", E(HumanTime(c.est_time_us)), E(c.topology))
             : std::string(", no topology: bytes only"));
   if (unpartitioned && c.ops.empty()) {
     out +=

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
 #include "analyzer/emit/human_units.h"
+#include "analyzer/emit/json_text.h"
 #include "analyzer/views/rng_sites_view.h"
 
 namespace spmdsim::analyzer {
@@ -180,7 +185,51 @@ void PrintRandomBits(const OomReport& report, std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+// Stands for the buffers in the document PrintOomJson writes around them.
+constexpr std::string_view kBuffersPlaceholder = "\u0001spmdsim oom buffers\u0001";
+
+}  // namespace
+
 nlohmann::ordered_json OomToJson(const OomReport& report) {
+  nlohmann::ordered_json j = OomToJsonWithoutBuffers(report);
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (const OomBuffer& b : report.buffers) buffers.push_back(BufferJson(b));
+  j["buffers"] = std::move(buffers);
+  return j;
+}
+
+void PrintOomJson(nlohmann::ordered_json document, const OomReport& report, std::ostream& out) {
+  document["oom"] = OomToJsonWithoutBuffers(report);
+  document["oom"]["buffers"] = std::string(kBuffersPlaceholder);
+  const std::string text = JsonText(document);
+  const std::string placeholder = JsonText(nlohmann::ordered_json(kBuffersPlaceholder));
+  const size_t at = text.find(placeholder);
+  const size_t line = text.rfind('\n', at) + 1;
+  const std::string indent(text.find_first_not_of(' ', line) - line + 2, ' ');
+  out << std::string_view(text).substr(0, at);
+  if (report.buffers.empty()) {
+    out << "[]";
+  } else {
+    // One buffer's JSON at a time, indented as the whole document would have it.
+    out << "[\n";
+    for (size_t i = 0; i < report.buffers.size(); ++i) {
+      const std::string element = JsonText(BufferJson(report.buffers[i]));
+      for (size_t start = 0; start < element.size();) {
+        const size_t end = std::min(element.find('\n', start), element.size());
+        out << indent << std::string_view(element).substr(start, end - start)
+            << (end < element.size() ? "\n" : "");
+        start = end + 1;
+      }
+      out << (i + 1 < report.buffers.size() ? ",\n" : "\n");
+    }
+    out << indent.substr(2) << "]";
+  }
+  out << std::string_view(text).substr(at + placeholder.size()) << "\n";
+}
+
+nlohmann::ordered_json OomToJsonWithoutBuffers(const OomReport& report) {
   nlohmann::ordered_json j;
   j["format"] = report.format;
   j["message"] = report.message;
@@ -219,9 +268,7 @@ nlohmann::ordered_json OomToJson(const OomReport& report) {
   j["categories"] = std::move(categories);
   j["random_buffers"] = report.random_buffers;
   j["random_bytes"] = report.random_bytes;
-  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-  for (const OomBuffer& b : report.buffers) buffers.push_back(BufferJson(b));
-  j["buffers"] = std::move(buffers);
+  j["buffers"] = nlohmann::ordered_json::array();  // filled by OomToJson or PrintOomJson
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   for (const OomSite& s : report.sites) {
     sites.push_back({{"site", s.site},

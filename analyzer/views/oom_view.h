@@ -36,6 +36,11 @@
 namespace spmdsim::analyzer {
 
 nlohmann::ordered_json OomToJson(const OomReport& report);
+// The report without its buffers (an empty "buffers" array).
+nlohmann::ordered_json OomToJsonWithoutBuffers(const OomReport& report);
+// `document` with the report as its "oom" member, written as JsonText would write it but one
+// buffer at a time: a listing of 200,000 buffers never becomes one JSON tree.
+void PrintOomJson(nlohmann::ordered_json document, const OomReport& report, std::ostream& out);
 
 void PrintOomText(const OomReport& report, std::ostream& out);
 

@@ -311,7 +311,7 @@ void Cost(CollectiveOp& op, const Topology* topology) {
       op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kRaggedAllToAll;
   int64_t inter = 0;
   const Groups no_groups;
-  for (const auto& group : topology == nullptr ? no_groups : op.groups) {
+  for (const auto& group : topology == nullptr ? no_groups : op.groups()) {
     if (group.empty()) continue;
     if (pairwise) {
       const bool crosses =
@@ -467,7 +467,7 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
   const std::unordered_map<const HloComputation*, int64_t>& counts = analyses.Executions().runs;
   const std::vector<MeshCandidate> meshes = MeshCandidates(module, result.num_devices);
   struct ExpandedGroups {
-    Groups groups;
+    std::shared_ptr<Groups> groups = std::make_shared<Groups>();
     std::string mesh_axes;
   };
   std::unordered_map<std::string, ExpandedGroups> expanded;  // by replica groups and participants
@@ -511,9 +511,11 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
       if (op.id_kind == DeviceIdKind::kReplicaId && module.num_partitions > 1) mixed_ids = true;
 
       if (coll->source_target_pairs()) {
+        auto pairs = std::make_shared<Groups>();
         for (const auto& [source, target] : *coll->source_target_pairs()) {
-          op.groups.push_back({source, target});
+          pairs->push_back({source, target});
         }
+        op.device_groups = std::move(pairs);
         op.group_size = 2;
       } else {
         // Collectives of one program mostly repeat a few replica groups: each is expanded and
@@ -524,16 +526,16 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
         auto [found, inserted] = expanded.try_emplace(key);
         ExpandedGroups& groups = found->second;
         if (inserted) {
-          if (coll->replica_groups()) groups.groups = coll->replica_groups()->Expand();
-          if (groups.groups.empty() && participants <= ir::kMaxDevices) {
+          if (coll->replica_groups()) *groups.groups = coll->replica_groups()->Expand();
+          if (groups.groups->empty() && participants <= ir::kMaxDevices) {
             std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(0, participants)));
             for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-            groups.groups.push_back(std::move(all));
+            groups.groups->push_back(std::move(all));
           }
-          groups.mesh_axes = MatchMeshAxes(groups.groups, meshes, coll->replica_groups());
+          groups.mesh_axes = MatchMeshAxes(*groups.groups, meshes, coll->replica_groups());
         }
-        op.groups = groups.groups;
-        op.group_size = op.groups.empty() ? 0 : static_cast<int64_t>(op.groups[0].size());
+        op.device_groups = groups.groups;
+        op.group_size = op.groups().empty() ? 0 : static_cast<int64_t>(op.groups()[0].size());
         op.mesh_axes = groups.mesh_axes;
       }
 

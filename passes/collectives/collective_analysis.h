@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -61,8 +62,13 @@ struct CollectiveOp {
   std::string opcode;                                   // as written
   std::string computation;                              // where it sits
   DeviceIdKind id_kind = DeviceIdKind::kReplicaId;      // what the replica groups number
-  // Device groups; for collective-permute the {source, target} pairs.
-  std::vector<std::vector<int64_t>> groups;
+  // Device groups; for collective-permute the {source, target} pairs. Shared by the ops with the
+  // same replica groups: a module of 10,000 collectives over 65,536 devices holds one copy.
+  std::shared_ptr<const std::vector<std::vector<int64_t>>> device_groups;
+  const std::vector<std::vector<int64_t>>& groups() const {
+    static const std::vector<std::vector<int64_t>> kNone;
+    return device_groups ? *device_groups : kNone;
+  }
   int64_t group_size = 0;  // devices per group (2 for a permute pair)
   std::string mesh_axes;   // the mesh axes a group spans; empty when none matches
   // The operands that travel, the first ones of its instruction: > 1 only for a variadic

@@ -101,7 +101,7 @@ TEST_CASE("collective table: kinds, bytes, groups, loop multipliers") {
   CHECK(ar.loop_multiplier == 6);  // 2 (known_trip_count) x 3 (induction pattern)
   CHECK(ar.trip_count_known);
   CHECK(ar.group_size == 4);
-  CHECK(ar.groups == std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  CHECK(ar.groups() == std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
   CHECK(ar.id_kind == DeviceIdKind::kGlobalDeviceId);
   CHECK(ar.bytes == 4096);
   CHECK(ar.wire_bytes_per_device == 6144);  // 2 * 3/4 * 4096
@@ -123,7 +123,7 @@ TEST_CASE("collective table: kinds, bytes, groups, loop multipliers") {
   CHECK(cps.kind == ir::CollectiveKind::kCollectivePermute);
   CHECK(cps.bytes == 512);
   CHECK(cps.wire_bytes_per_device == 512);
-  CHECK(cps.groups.size() == 2);
+  CHECK(cps.groups().size() == 2);
   CHECK(cps.id_kind == DeviceIdKind::kPartitionId);
 
   const CollectiveOp& rss = Find(result, "rss");

@@ -82,10 +82,10 @@ TEST_CASE("group resolution and mesh axes on the 4x2 mesh dump") {
     // 'model' (size 2): [4,2]<=[8] = {0,1},{2,3},...; 'data' (size 4): {0,2,4,6},{1,3,5,7}.
     if (op.mesh_axes == "axis 1 of mesh [4,2]") {
       ++model_axis;
-      CHECK(op.groups.front() == std::vector<int64_t>{0, 1});
+      CHECK(op.groups().front() == std::vector<int64_t>{0, 1});
     } else if (op.mesh_axes == "axis 0 of mesh [4,2]") {
       ++data_axis;
-      CHECK(op.groups.front() == std::vector<int64_t>{0, 2, 4, 6});
+      CHECK(op.groups().front() == std::vector<int64_t>{0, 2, 4, 6});
       CHECK(op.operand_count == 31);  // the combined gradient all-reduce: 31 parameters
     }
   }

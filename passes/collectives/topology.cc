@@ -33,12 +33,22 @@ bool ParseLink(const nlohmann::json& j, const char* field, LinkClass& link, std:
   if (!StringField(j, "name", field, link.name, error, std::string(field) + ".")) return false;
   const auto latency = j.find("latency_us");
   const auto bandwidth = j.find("bus_bandwidth_GBps");
-  if (latency == j.end() || !latency->is_number() || latency->get<double>() < 0) {
-    error = std::string("topology: \"") + field + ".latency_us\" must be a number >= 0";
+  // Physical ranges, with room: a link's latency is under a second (10^6 us), its bus bandwidth
+  // between 1 MB/s and 1 PB/s. Outside them a time would print as hundreds of digits or "inf".
+  constexpr double kMostLatencyUs = 1e6;
+  constexpr double kLeastBandwidthGBps = 1e-3;
+  constexpr double kMostBandwidthGBps = 1e6;
+  if (latency == j.end() || !latency->is_number() || !(latency->get<double>() >= 0) ||
+      !(latency->get<double>() <= kMostLatencyUs)) {
+    error = std::string("topology: \"") + field +
+            ".latency_us\" must be a number of microseconds from 0 to 1e6 (a second)";
     return false;
   }
-  if (bandwidth == j.end() || !bandwidth->is_number() || !(bandwidth->get<double>() > 0)) {
-    error = std::string("topology: \"") + field + ".bus_bandwidth_GBps\" must be a number > 0";
+  if (bandwidth == j.end() || !bandwidth->is_number() ||
+      !(bandwidth->get<double>() >= kLeastBandwidthGBps) ||
+      !(bandwidth->get<double>() <= kMostBandwidthGBps)) {
+    error = std::string("topology: \"") + field +
+            ".bus_bandwidth_GBps\" must be a number of GB/s from 0.001 (1 MB/s) to 1e6 (1 PB/s)";
     return false;
   }
   link.latency_us = latency->get<double>();

@@ -290,6 +290,13 @@ class RngSiteFinder {
   // PartitionDependency's marks by value id: a value is seen in the current walk when its mark
   // is the walk's number (one array for every walk, not a set each).
   std::vector<uint32_t> dependency_seen_;
+  // What earlier walks learnt of a (value, state), by 2 x value id + state: unknown, clean (no
+  // partition dependency behind it), or a hit (dependency_hit_ says which instruction).
+  static constexpr uint8_t kDependencyUnknown = 0;
+  static constexpr uint8_t kDependencyClean = 1;
+  static constexpr uint8_t kDependencyHit = 2;
+  std::vector<uint8_t> dependency_known_;
+  std::vector<const HloInstruction*> dependency_hit_;
   bool partitioned_ = true;  // the module is past SPMD partitioning (RngSiteResult::partitioned)
   uint32_t dependency_walk_ = 0;
 };

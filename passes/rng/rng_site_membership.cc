@@ -371,37 +371,67 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
   // Each value is walked in one of two states: `past` a hash (or from the start, when any
   // computation counts), where everything it is computed from counts; before one
   // (derived_keys_only), where only the key's own bits are followed back to the hashes that
-  // made them.
+  // made them. What a walk learns of a (value, state) holds for every later walk (it depends on
+  // nothing else): the values a walk that found nothing went through are clean, and those on
+  // the path to what it found lead there. A chain of k keys derived one from the next is so
+  // walked once in all, not once per key (k^2: 20,000 keys took 40 s).
   const RandomProvenance* provenance = derived_keys_only ? &analyses_.Provenance() : nullptr;
   constexpr size_t kMaxValues = 1 << 16;
-  std::vector<std::pair<int32_t, bool>> pending;  // value, past a hash
-  dependency_seen_.resize(2 * dataflow.values().size());
+  struct Pending {
+    int32_t id;
+    bool past;
+    int32_t from;  // the entry of `visited` whose value pushed it; -1 for the key
+  };
+  std::vector<Pending> pending;
+  std::vector<Pending> visited;  // in the order walked, each with the entry that pushed it
+  const size_t states = 2 * dataflow.values().size();
+  dependency_seen_.resize(states);
+  dependency_known_.resize(states, kDependencyUnknown);
+  dependency_hit_.resize(states, nullptr);
   if (++dependency_walk_ == 0) {  // the numbers wrapped: no mark may look current
     std::fill(dependency_seen_.begin(), dependency_seen_.end(), 0);
     dependency_walk_ = 1;
   }
   const uint32_t walk = dependency_walk_;
-  size_t seen = 0;
+  const auto state = [](int32_t id, bool past) {
+    return 2 * static_cast<size_t>(id) + (past ? 1 : 0);
+  };
+  int32_t from = -1;
   const auto push_element = [&](const HloInstruction* instr, const ShapeIndex& index, bool past) {
     const int32_t slot = index.empty() ? dataflow.FirstSlot(instr) : dataflow.SlotAt(instr, index);
     if (slot < 0) return;
     for (int32_t s = slot; s < slot + dataflow.SlotSpan(slot); ++s) {
-      for (const int32_t id : dataflow.ValueSet(s)) pending.emplace_back(id, past);
+      for (const int32_t id : dataflow.ValueSet(s)) pending.push_back({id, past, from});
     }
+  };
+  // The walk found `hit` through the visited entry `at`: the values on the path to it lead there.
+  const auto found = [&](const HloInstruction* hit, int32_t at) {
+    for (int32_t k = at; k >= 0; k = visited[static_cast<size_t>(k)].from) {
+      const size_t st =
+          state(visited[static_cast<size_t>(k)].id, visited[static_cast<size_t>(k)].past);
+      dependency_known_[st] = kDependencyHit;
+      dependency_hit_[st] = hit;
+    }
+    return hit;
   };
   push_element(key, {}, !derived_keys_only);
   while (!pending.empty()) {
-    const auto [id, past] = pending.back();
+    const Pending entry = pending.back();
     pending.pop_back();
-    uint32_t& mark = dependency_seen_[2 * static_cast<size_t>(id) + (past ? 1 : 0)];
-    if (mark == walk) continue;
+    const auto [id, past, parent] = entry;
+    const size_t st = state(id, past);
+    uint32_t& mark = dependency_seen_[st];
+    if (mark == walk || dependency_known_[st] == kDependencyClean) continue;
+    if (dependency_known_[st] == kDependencyHit) return found(dependency_hit_[st], parent);
     mark = walk;
-    if (++seen > kMaxValues) return nullptr;
+    if (visited.size() >= kMaxValues) return nullptr;  // nothing learnt: the walk stopped short
+    from = static_cast<int32_t>(visited.size());
+    visited.push_back(entry);
     const HloValue& value = dataflow.value(id);
     const HloInstruction* defining = value.instruction;
     if (past &&
         (defining->opcode == Opcode::kPartitionId || defining->opcode == Opcode::kReplicaId)) {
-      return defining;
+      return found(defining, from);
     }
     if (!past && provenance->Kind(id) != RandomKind::kBits) continue;
     const ShapeIndex index = dataflow.SlotIndex(value.slot);
@@ -426,7 +456,7 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
       continue;
     }
     if (const HloInstruction* inner = past ? FusedDevicePosition(*defining) : nullptr) {
-      return inner;
+      return found(inner, from);
     }
     if (defining->opcode == Opcode::kParameter) continue;  // the entry's: an input
     if (!index.empty() && defining->opcode == Opcode::kCopy && !defining->operands.empty()) {
@@ -437,6 +467,9 @@ const HloInstruction* RngSiteFinder::PartitionDependency(const DataflowAnalysis&
     const bool hash = past || !provenance->DrawsHeldBy(defining).empty();
     for (const HloInstruction* operand : defining->operands) push_element(operand, {}, hash);
   }
+  // Walked to the end without finding one: every value it went through is clean.
+  for (const Pending& entry : visited)
+    dependency_known_[state(entry.id, entry.past)] = kDependencyClean;
   return nullptr;
 }
 
@@ -520,6 +553,12 @@ void RngSiteFinder::KeepConnectedMembers() {
 // site's counters). Not members (the site's scope walks stay in its computation), but their
 // buffers are the site's (MeasureBuffers): counters held across the loops that read them.
 void RngSiteFinder::FindHoistedProducers() {
+  // What the sites of one scope and computation have walked: a later one finds nothing new there
+  // (the first site to reach an instruction keeps it), so each instruction is walked once per
+  // scope, not once per site (20,000 key derivations of one scope took seconds).
+  std::map<std::pair<std::string_view, const HloComputation*>,
+           std::unordered_set<const HloInstruction*>>
+      walked;
   for (size_t s = 0; s < sites_.size(); ++s) {
     SiteWork& work = sites_[s];
     const std::string& scope = work.site.scope;
@@ -539,8 +578,9 @@ void RngSiteFinder::FindHoistedProducers() {
     for (const HloInstruction* holder : work.holders) {
       stack.insert(stack.end(), holder->operands.begin(), holder->operands.end());
     }
-    std::unordered_set<const HloInstruction*> seen;
-    while (!stack.empty() && seen.size() < kMaxHoistedWalk) {
+    std::unordered_set<const HloInstruction*>& seen = walked[{scope, work.home}];
+    const size_t walk_start = seen.size();
+    while (!stack.empty() && seen.size() - walk_start < kMaxHoistedWalk) {
       const HloInstruction* at = stack.back();
       stack.pop_back();
       if (at == nullptr || !seen.insert(at).second) continue;
