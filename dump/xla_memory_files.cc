@@ -6,6 +6,7 @@
 
 #include "dump/file_reader.h"
 #include "ir/checked_math.h"
+#include "ir/json_input.h"
 #include "ir/limits.h"
 
 namespace spmdsim::dump {
@@ -285,13 +286,11 @@ int64_t XlaMemoryAnalysis::PeakBytes() const {
 }
 
 DumpResult<XlaMemoryAnalysis> ParseXlaMemoryAnalysis(std::string_view text) {
-  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
-    return ParseFailure("nested more than " + std::to_string(ir::kMaxJsonNesting) + " deep");
-  }
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
-    return ParseFailure("not a JSON object");
-  }
+  std::string error;
+  const std::optional<nlohmann::json> parsed = ir::ParseJsonInput(text, error);
+  if (!parsed) return ParseFailure(error);
+  const nlohmann::json& json = *parsed;
+  if (!json.is_object()) return ParseFailure("not a JSON object");
   XlaMemoryAnalysis result;
   for (const auto& [key, value] : json.items()) {
     // Unsigned values past INT64_MAX are not sizes this reader can hold: left out.

@@ -11,6 +11,23 @@
 
 namespace spmdsim::testing {
 
+// Whether this binary runs under AddressSanitizer, which reserves terabytes of address space (no
+// address-space limit can be set on what it runs).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+// A user's `ulimit -v 4000000` (KiB), as issue 45's cases were run; 0 under the sanitizer.
+inline constexpr uint64_t kUserAddressSpaceLimit = kAddressSanitizer ? 0 : uint64_t{4000000} * 1024;
+
 struct ProcessOptions {
   std::string cwd;                   // empty: this process's
   std::string stdin_path;            // empty: /dev/null

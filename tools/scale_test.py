@@ -2,7 +2,8 @@
 """Scale test (issue #16): a module of 200k instructions over 1,024 devices with a call chain 60
 deep, a module of wide tuples (100k outputs, a loop state of 20k elements), a module where
 100k temporaries die at one instruction, each in its own output's allocation, a combined
-all-reduce of 2,000 operands, and a step donating 50k parameters to its outputs, analysed by
+all-reduce of 2,000 operands, a step donating 50k parameters to its outputs, 10,000
+all-reduces over 65,536 devices and a chain of 20,000 derived RNG keys (issue 45), analysed by
 every command in under 10 s and 2 GB each.
 
     python3 tools/scale_test.py [--spmdsim build/analyzer/spmdsim] [--keep DIR]
@@ -33,6 +34,9 @@ WIDE_STATE = 20_000
 CROWDED = 100_000
 COMBINED = 2_000
 DONATED = 50_000
+GROUP_OPS = 10_000
+GROUP_DEVICES = 65_536
+KEYS = 20_000
 
 
 def build_module():
@@ -192,6 +196,40 @@ def build_donated_module():
     return text, len(entry) - 1
 
 
+def build_groups_module():
+    """10,000 all-reduces, each over one group of all 65,536 devices in iota form: an expanded
+    group list per op took 1 GB per 2,000 ops (issue 45); one copy per distinct list now."""
+    add = ("%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n"
+           "  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n")
+    entry = ["ENTRY %main (a: f32[4]) -> f32[4] {", "  %a0 = f32[4]{0} parameter(0)"]
+    for i in range(1, GROUP_OPS + 1):
+        root = "ROOT " if i == GROUP_OPS else ""
+        entry.append(f"  {root}%a{i} = f32[4]{{0}} all-reduce(%a{i - 1}), channel_id={i}, "
+                     f"replica_groups=[1,{GROUP_DEVICES}]<=[{GROUP_DEVICES}], "
+                     "use_global_device_ids=true, to_apply=%add")
+    text = (f"HloModule groups, num_partitions={GROUP_DEVICES}\n\n" + add + "\n" +
+            "\n".join(entry) + "\n}\n")
+    return text, GROUP_OPS + 1
+
+
+def build_keychain_module():
+    """20,000 RNG keys, each derived from the one before (fold_in in a loop unrolled): each key's
+    walk back for a dependency on the device's position went over the whole chain (20k: 40 s for
+    `rng sites`, issue 45); what a walk learns is kept for the next."""
+    entry = ["ENTRY %main (k0: u32[1], k1: u32[1]) -> u32[1] {",
+             "  %a0 = u32[1]{0} parameter(0)", "  %b0 = u32[1]{0} parameter(1)",
+             "  %c0 = u32[1]{0} constant({0})", "  %c1 = u32[1]{0} constant({1})"]
+    for i in range(1, KEYS + 1):
+        entry.append(f"  %t{i} = (u32[1]{{0}}, u32[1]{{0}}) custom-call(%a{i - 1}, %b{i - 1}, "
+                     "%c0, %c1), custom_call_target=\"cu_threefry2x32_ffi\", "
+                     "api_version=API_VERSION_TYPED_FFI, "
+                     "metadata={op_name=\"jit(f)/jit(_threefry_fold_in)/threefry2x32\"}")
+        entry.append(f"  %a{i} = u32[1]{{0}} get-tuple-element(%t{i}), index=0")
+        entry.append(f"  %b{i} = u32[1]{{0}} get-tuple-element(%t{i}), index=1")
+    entry.append(f"  ROOT %r = u32[1]{{0}} add(%a{KEYS}, %b{KEYS})")
+    return "HloModule keychain\n\n" + "\n".join(entry) + "\n}\n", 3 * KEYS + 5
+
+
 # Each module's builder and what it stresses, in the order the test runs them.
 MODULES = {
     "scale": (build_module, f"{DEVICES} devices, call chain {DEPTH} deep"),
@@ -199,6 +237,8 @@ MODULES = {
     "crowded": (build_crowded_module, f"{CROWDED} temporaries ending at one concatenate"),
     "combined": (build_combined_module, f"an all-reduce of {COMBINED} operands"),
     "donated": (build_donated_module, f"{DONATED} parameters donated to outputs"),
+    "groups": (build_groups_module, f"{GROUP_OPS} all-reduces over {GROUP_DEVICES} devices"),
+    "keychain": (build_keychain_module, f"{KEYS} keys derived one from the next"),
 }
 
 

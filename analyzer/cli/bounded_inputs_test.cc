@@ -22,20 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// `ulimit -v 4000000` (KiB), as the cases were run.
-constexpr uint64_t kAddressSpaceLimit = uint64_t{4000000} * 1024;
+constexpr bool kSanitized = testing::kAddressSanitizer;
 constexpr double kSecondsAllowed = kSanitized ? 120.0 : 10.0;
 
 const fs::path kRepo = fs::path(SPMDSIM_TESTDATA_DIR).parent_path();
@@ -67,7 +54,7 @@ testing::ProcessResult Run(const std::vector<std::string>& args, const std::stri
   testing::ProcessOptions options;
   options.cwd = kRepo.string();
   options.stdin_path = stdin_path;
-  options.address_space_bytes = kSanitized ? 0 : kAddressSpaceLimit;
+  options.address_space_bytes = testing::kUserAddressSpaceLimit;
   options.timeout = std::chrono::seconds(static_cast<int>(kSecondsAllowed) + 30);
   options.uid = uid;
   const testing::ProcessResult result = testing::RunProcess(argv, options);

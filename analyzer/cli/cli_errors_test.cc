@@ -52,7 +52,10 @@ std::string FirstLine(const std::string& text) { return text.substr(0, text.find
 RunResult RunSpmdsim(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SPMDSIM_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return testing::RunProcess(argv, {.cwd = kRepo.string(), .timeout = kHangLimit});
+  // As a user would run it: under `ulimit -v 4000000` (not under the sanitizer).
+  return testing::RunProcess(argv, {.cwd = kRepo.string(),
+                                    .address_space_bytes = testing::kUserAddressSpaceLimit,
+                                    .timeout = kHangLimit});
 }
 
 // Every input of testdata/malformed/ (or `dir`: files and directories), by name.

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "analyzer/emit/json_text.h"
+#include "ir/json_input.h"
 #include "ir/limits.h"
 
 namespace spmdsim::analyzer {
@@ -184,18 +185,9 @@ nlohmann::ordered_json BaselineToJson(const std::vector<ModuleFigures>& modules)
 }
 
 std::optional<std::vector<ModuleFigures>> ParseBaseline(std::string_view text, std::string& error) {
-  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
-    error = fmt::format("nested more than {} deep", ir::kMaxJsonNesting);
-    return std::nullopt;
-  }
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    // parse_error, and out_of_range for a number past a double ("1e3081590284": fuzz finding).
-    error = fmt::format("not JSON ({})", e.what());
-    return std::nullopt;
-  }
+  std::optional<json> parsed = ir::ParseJsonInput(text, error);
+  if (!parsed) return std::nullopt;
+  const json& j = *parsed;
   // Members are looked at in place: json::value() would copy them, recursing through however
   // deep the file nests them.
   const auto kind = j.is_object() ? j.find("kind") : j.end();

@@ -184,7 +184,7 @@ TEST_CASE("baseline file: a number past a double's range is refused with a messa
   CHECK_FALSE(ParseBaseline(
       R"({"kind": "spmdsim-baseline", "schema_version": 1, "modules": [{"peak_bytes": 1e3081590284}]})",
       error));
-  CHECK(error.rfind("not JSON (", 0) == 0);
+  CHECK(error.rfind("not JSON: ", 0) == 0);
   CHECK(error.find("number overflow") != std::string::npos);
 }
 

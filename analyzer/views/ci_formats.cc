@@ -165,7 +165,7 @@ void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
 
 std::string GithubStepSummary(const CheckRun& run) {
   std::ostringstream out;
-  out << "### spmdsim check\n\n" << CheckVerdict(run) << "\n\n";
+  out << "### spmdsim check\n\n" << MarkdownCell(CheckVerdict(run)) << "\n\n";
   out << "| module | stage | metric | baseline | now | change | limit | status |\n"
       << "|---|---|---|---:|---:|---:|---:|---|\n";
   for (const ModuleCheck& m : run.modules) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
@@ -278,8 +279,58 @@ int64_t WireBytesPerDevice(CollectiveKind kind, int64_t bytes, int64_t group_siz
 
 namespace {
 
+// How a group list meets the topology's nodes, computed once per distinct list and kind of
+// exchange (a module of 10,000 collectives over the same 65,536 devices walks them once): for
+// each group its size and its node-crossing count, distinct pairs only. The count is, per kind:
+// a permute pair crosses (1) or not; all-to-all: the peers on other nodes of the member whose
+// node holds the fewest of the group (each member sends 1/n to each peer); a ring: the hops
+// between consecutive members on different nodes (NCCL's channels rotate which device makes
+// the crossing: c/n of the bytes). Without a topology every device is on one node.
+class NodeCrossings {
+ public:
+  const std::vector<std::pair<int64_t, int64_t>>& Of(const CollectiveOp& op,
+                                                     const Topology* topology) {
+    static const std::vector<std::pair<int64_t, int64_t>> kNone;
+    if (topology == nullptr || op.device_groups == nullptr) return kNone;
+    const int kind =
+        op.kind == CollectiveKind::kCollectivePermute || op.kind == CollectiveKind::kSend ||
+                op.kind == CollectiveKind::kRecv
+            ? 0
+        : op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kRaggedAllToAll ? 1
+                                                                                             : 2;
+    auto [found, inserted] = known_.try_emplace({op.device_groups.get(), kind});
+    if (!inserted) return found->second;
+    std::set<std::pair<int64_t, int64_t>> distinct;
+    for (const std::vector<int64_t>& group : *op.device_groups) {
+      if (group.empty()) continue;
+      const auto size = static_cast<int64_t>(group.size());
+      int64_t crossing = 0;
+      if (kind == 0) {
+        crossing = size == 2 && NodeOf(group[0], topology) != NodeOf(group[1], topology);
+      } else if (kind == 1) {
+        std::unordered_map<int64_t, int64_t> per_node;
+        for (const int64_t device : group) ++per_node[NodeOf(device, topology)];
+        int64_t fewest = size;
+        for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
+        crossing = size - fewest;
+      } else {
+        for (size_t i = 0; i < group.size(); ++i) {
+          const int64_t next = group[(i + 1) % group.size()];
+          crossing += NodeOf(group[i], topology) != NodeOf(next, topology);
+        }
+      }
+      distinct.emplace(crossing, size);
+    }
+    found->second.assign(distinct.begin(), distinct.end());
+    return found->second;
+  }
+
+ private:
+  std::map<std::pair<const void*, int>, std::vector<std::pair<int64_t, int64_t>>> known_;
+};
+
 // Fills wire bytes, the intra/inter split and the time of one execution.
-void Cost(CollectiveOp& op, const Topology* topology) {
+void Cost(CollectiveOp& op, const Topology* topology, NodeCrossings& crossings) {
   const int64_t n = op.group_size;
   const bool ring = op.kind == CollectiveKind::kAllReduce ||
                     op.kind == CollectiveKind::kAllGather ||
@@ -310,28 +361,13 @@ void Cost(CollectiveOp& op, const Topology* topology) {
   const bool all_to_all =
       op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kRaggedAllToAll;
   int64_t inter = 0;
-  const Groups no_groups;
-  for (const auto& group : topology == nullptr ? no_groups : op.groups()) {
-    if (group.empty()) continue;
+  for (const auto& [crossing, size] : crossings.Of(op, topology)) {
     if (pairwise) {
-      const bool crosses =
-          group.size() == 2 && NodeOf(group[0], topology) != NodeOf(group[1], topology);
-      if (crosses) inter = std::max(inter, op.wire_bytes_per_device);
+      if (crossing > 0) inter = std::max(inter, op.wire_bytes_per_device);
     } else if (all_to_all) {
-      // The member with the most peers on other nodes: its node holds the fewest of the group.
-      std::unordered_map<int64_t, int64_t> per_node;
-      for (const int64_t device : group) ++per_node[NodeOf(device, topology)];
-      int64_t fewest = static_cast<int64_t>(group.size());
-      for (const auto& [node, count] : per_node) fewest = std::min(fewest, count);
-      inter = std::max(inter, Fraction(op.bytes, static_cast<int64_t>(group.size()) - fewest, n));
+      inter = std::max(inter, Fraction(op.bytes, crossing, n));
     } else {
-      int64_t crossing = 0;
-      for (size_t i = 0; i < group.size(); ++i) {
-        const int64_t next = group[(i + 1) % group.size()];
-        crossing += NodeOf(group[i], topology) != NodeOf(next, topology);
-      }
-      inter = std::max(
-          inter, Fraction(op.wire_bytes_per_device, crossing, static_cast<int64_t>(group.size())));
+      inter = std::max(inter, Fraction(op.wire_bytes_per_device, crossing, size));
     }
   }
   op.inter_node_bytes = std::min(inter, op.wire_bytes_per_device);
@@ -471,6 +507,7 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
     std::string mesh_axes;
   };
   std::unordered_map<std::string, ExpandedGroups> expanded;  // by replica groups and participants
+  NodeCrossings crossings;
 
   std::set<const HloComputation*> async_wrapped;
   for (const HloComputation* computation : module.computations) {
@@ -570,7 +607,7 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
       } else {
         op.bytes = LeafBytes(coll->operands, coll->operands.size());
       }
-      Cost(op, options.topology);
+      Cost(op, options.topology, crossings);
 
       const auto count = counts.find(computation);
       op.loop_multiplier = count == counts.end() ? 0 : count->second;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ir/json_input.h"
 #include "ir/limits.h"
 
 namespace spmdsim::passes {
@@ -68,16 +69,13 @@ int64_t NodeCount(const Topology& topology, int64_t devices) {
 }
 
 std::optional<Topology> ParseTopologyJson(std::string_view text, std::string& error) {
-  if (ir::JsonNestingDepth(text) > ir::kMaxJsonNesting) {
-    error = "topology: nested more than " + std::to_string(ir::kMaxJsonNesting) + " deep";
+  std::string parse_error;
+  const std::optional<nlohmann::json> parsed = ir::ParseJsonInput(text, parse_error);
+  if (!parsed || !parsed->is_object()) {
+    error = "topology: " + (parsed ? std::string("not a JSON object") : parse_error);
     return std::nullopt;
   }
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false,
-                                                 /*ignore_comments=*/true);
-  if (j.is_discarded() || !j.is_object()) {
-    error = "topology: not a JSON object";
-    return std::nullopt;
-  }
+  const nlohmann::json& j = *parsed;
   Topology topology;
   if (!StringField(j, "name", "custom", topology.name, error, "") ||
       !StringField(j, "description", "", topology.description, error, "") ||
