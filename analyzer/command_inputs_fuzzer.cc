@@ -18,7 +18,8 @@
 //        checked against itself, the small module's figures and no baseline, with the check's
 //        text, JSON, SARIF, JUnit and GitHub outputs;
 //   5    `spmdsim oom - [--format json]` runs on the text (stdin and stdout redirected);
-//   6    the small module's collectives are timed on the topology.
+//   6    the small module's collectives are timed on the topology, written as text and JSON (no
+//        infinite or null time).
 // Every JSON output must parse back with nlohmann::json::parse; a failure aborts after printing it.
 //
 // A finding is a sanitizer report (ASan/UBSan), a crash (an uncaught exception included), a
@@ -49,6 +50,7 @@
 #include "analyzer/model/oom_report.h"
 #include "analyzer/views/check_view.h"
 #include "analyzer/views/ci_formats.h"
+#include "analyzer/views/collectives_view.h"
 #include "analyzer/views/memory_view.h"
 #include "analyzer/views/sarif_report.h"
 #include "analyzer/views/stats_view.h"
@@ -225,9 +227,10 @@ void RenderCheckRun(const CheckRun& run) {
   PrintCheckText(run, text);
   CheckJson("check --format json", JsonText(CheckToJson(run)));
   CheckJson("check --sarif", JsonText(SarifLog(run, {"0.1.0", "/work"})));
-  (void)JunitXml(run);
+  testing::CheckXml("command inputs fuzzer", "check --junit", JunitXml(run));
   PrintGithubAnnotations(run, {"/work"}, text);
-  (void)GithubStepSummary(run);
+  testing::CheckMarkdownTables("command inputs fuzzer", "check step summary",
+                               GithubStepSummary(run));
 }
 
 void ReadBaseline(std::string_view file) {
@@ -290,8 +293,18 @@ void ReadTopology(std::string_view file) {
   passes::CollectiveOptions options;
   options.topology = &*topology;
   const passes::CollectiveResult result = passes::AnalyzeCollectives(*Input().module, options);
-  static volatile double sink = 0;
-  sink = sink + result.est_time_us;
+  // Times are written in human units (never a 300-digit or an infinite figure) and JSON numbers
+  // are finite.
+  std::ostringstream text;
+  PrintCollectivesText(Input(), result, text);
+  if (text.str().find(" inf") != std::string::npos ||
+      text.str().find(" nan") != std::string::npos) {
+    Failure("collectives text with an infinite time", "", text.str());
+  }
+  CheckJson("collectives --format json with a topology", JsonText(CollectivesToJson(result)));
+  if (JsonText(CollectivesToJson(result)).find("null") != std::string::npos) {
+    Failure("collectives JSON with a null number", "", JsonText(CollectivesToJson(result)));
+  }
 }
 
 }  // namespace

@@ -102,8 +102,13 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
     folders.emplace(folder, DumpFolder(folder, std::move(names)));
   }
   int skipped = 0;
+  int protos = 0;  // XLA's binary dumps (`.pb`, `.pbtxt`): what XLA writes without text dumps on
   for (const fs::path& file : files) {
     const std::string name = file.filename().string();
+    if (name.ends_with(".pb") || name.ends_with(".pbtxt") || name.ends_with(".pb.gz")) {
+      ++protos;
+      continue;
+    }
     // Companion files and sidecar data (memory and cost analysis, program parameters).
     if (AsCompanionFile(name) || name.ends_with(".json")) continue;
     Report(options, "reading " + name);
@@ -132,9 +137,19 @@ LoadOutcome LoadDirectory(const fs::path& dir, const LoadOptions& options) {
     outcome.failure = std::move(outcome.skipped_files.front());
     outcome.skipped_files.erase(outcome.skipped_files.begin());
   } else if (outcome.inputs.modules.empty()) {
-    outcome.failure = DumpError{
-        DumpErrorKind::kUsage, dir.string(),
-        dir.string() + ": error: no HLO module found in this directory" + SelectionText(options)};
+    std::string message =
+        dir.string() + ": error: no HLO module found in this directory" + SelectionText(options);
+    if (protos > 0) {
+      message += "; it holds " + std::to_string(protos) +
+                 " protobuf dump file(s) (.pb), which spmdsim does not read: dump HLO text "
+                 "with XLA_FLAGS=\"--xla_dump_to=" +
+                 dir.string() + " --xla_dump_hlo_as_text\"";
+    }
+    outcome.failure = DumpError{DumpErrorKind::kUsage, dir.string(), std::move(message)};
+  } else if (protos > 0) {
+    outcome.inputs.notes.push_back("skipped " + std::to_string(protos) +
+                                   " protobuf dump file(s) (.pb): spmdsim reads the HLO text "
+                                   "dumps beside them");
   }
   return outcome;
 }
@@ -157,6 +172,19 @@ LoadOutcome LoadInputs(const std::string& path, const LoadOptions& options) {
   DumpResult<std::string> text = ReadFileContents(path);
   if (!text) {
     outcome.failure = text.error();
+    return outcome;
+  }
+  // XLA's binary dumps (`.pb`) hold a serialized proto, not text: say what to dump instead of
+  // showing a line of binary as the place of a syntax error.
+  const std::string_view head = std::string_view(*text).substr(0, 4096);
+  if (head.find('\0') != std::string_view::npos || name.ends_with(".pb") ||
+      name.ends_with(".pb.gz")) {
+    outcome.failure = DumpError{
+        DumpErrorKind::kParse, name,
+        name +
+            ":1:1: error: binary data, not HLO text (XLA's protobuf dump?); spmdsim reads "
+            "the text dumps XLA writes with XLA_FLAGS=\"--xla_dump_to=DIR "
+            "--xla_dump_hlo_as_text\""};
     return outcome;
   }
   const auto files_of = [&] { return from_stdin ? ModuleFileSet{} : FindModuleFiles(path); };

@@ -229,6 +229,8 @@ class HloModule {
   bool is_scheduled = false;
   int64_t num_partitions = 1;
   int64_t replica_count = 1;
+  // The largest device id the collectives name, plus one (ir/device_count.h); set by the parser.
+  int64_t devices_named_by_collectives = 0;
   std::vector<InputOutputAlias> input_output_alias;
   bool has_entry_layout = false;
   std::vector<Shape> entry_parameter_layouts;  // from entry_computation_layout

@@ -7,6 +7,7 @@
 
 #include "ir/attribute_parsers.h"
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 #include "ir/limits.h"
 #include "ir/parser_internal.h"
 
@@ -55,6 +56,7 @@ std::unique_ptr<HloModule> HloParser::ParseModule() {
   module->entry->is_entry = true;
   module->instruction_id_bound = static_cast<size_t>(next_id_);
   module->call_graph = CallGraph::Build(*module);
+  module->devices_named_by_collectives = DevicesNamedByCollectives(*module);
   return module;
 }
 

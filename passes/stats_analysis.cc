@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ir/checked_math.h"
+#include "ir/device_count.h"
 
 namespace spmdsim::passes {
 
@@ -27,6 +28,8 @@ StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions&) {
   stats.is_scheduled = module.is_scheduled;
   stats.num_partitions = module.num_partitions;
   stats.replica_count = module.replica_count;
+  stats.devices = ir::DeviceCount(module);
+  stats.devices_from_collectives = ir::DevicesFromCollectives(module);
   stats.warning_count = module.warning_count;
 
   // Computations wrapped by async-start: their instructions are counted through the wrapper.

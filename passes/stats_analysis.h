@@ -29,7 +29,9 @@ struct StatsResult {
   bool is_scheduled = false;
   int64_t num_partitions = 1;
   int64_t replica_count = 1;
-  int64_t warning_count = 0;  // parse warnings (unknown opcodes, ...)
+  int64_t devices = 1;                    // ir::DeviceCount
+  bool devices_from_collectives = false;  // ir::DevicesFromCollectives
+  int64_t warning_count = 0;              // parse warnings (unknown opcodes, ...)
 };
 
 StatsResult ComputeStats(const ir::HloModule& module, const StatsOptions& options = {});

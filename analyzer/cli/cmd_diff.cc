@@ -93,8 +93,9 @@ void RegisterDiffCommand(CLI::App& app, RunFn& run) {
       "diff",
       "What changed from A to B: memory, buffers live at the peak, collectives, RNG sites and "
       "findings, module by module");
-  command->add_option("a", options->a, "The module file or dump directory before")->required();
-  command->add_option("b", options->b, "The module file or dump directory after")->required();
+  // Not `required()`: CLI11 would say "b is required"; the callback says what diff compares.
+  command->add_option("a", options->a, "The module file or dump directory before");
+  command->add_option("b", options->b, "The module file or dump directory after");
   command->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -106,7 +107,19 @@ void RegisterDiffCommand(CLI::App& app, RunFn& run) {
       ->add_option("--top", options->top,
                    "Buffer groups listed per category (appeared, disappeared, changed)")
       ->capture_default_str();
-  command->callback([options, &run] { run = [options] { return RunDiff(*options); }; });
+  command->callback([options, &run] {
+    if (options->b.empty()) {
+      run = [options] {
+        std::cerr << "spmdsim diff: error: "
+                  << (options->a.empty() ? "no input" : "one input (" + options->a + ")")
+                  << "; diff compares two: spmdsim diff BEFORE AFTER (each a module file or a "
+                     "dump directory)\n";
+        return kExitUsage;
+      };
+      return;
+    }
+    run = [options] { return RunDiff(*options); };
+  });
 }
 
 }  // namespace spmdsim::analyzer

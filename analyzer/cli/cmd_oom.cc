@@ -6,6 +6,7 @@
 // random bits with what each RNG lowering or a remat fix would save of them. Works before anyone
 // has the dump; with --dump (or --devices) the RNG what-if gets the device count, and a dump that
 // is already rematerialized is not told to remat. Output: analyzer/views/oom_view.h.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@
 #include "analyzer/views/oom_view.h"
 #include "analyzer/views/stats_view.h"
 #include "dump/file_reader.h"
+#include "ir/parser.h"
 #include "passes/memory/remat_detection.h"
 
 namespace spmdsim::analyzer {
@@ -122,6 +124,15 @@ DumpVerdict DumpFit(OomDump& dumped, const OomReport& report, const DeviceChoice
 }
 
 int RunOom(const OomCommandOptions& command) {
+  // A dump folder where the log was expected: the dump goes with --dump.
+  std::error_code ec;
+  if (command.path != "-" && std::filesystem::is_directory(command.path, ec)) {
+    std::cerr << "spmdsim oom: error: " << command.path
+              << " is a folder; oom reads the OOM message (a log file, or - for standard input) "
+                 "and takes the dump with --dump: spmdsim oom LOG --dump "
+              << command.path << "\n";
+    return kExitUsage;
+  }
   // "-" is standard input, read as any file is: bounded, gunzipped when compressed.
   dump::DumpResult<std::string> contents = dump::ReadFileContents(command.path);
   if (!contents) {
@@ -144,6 +155,12 @@ int RunOom(const OomCommandOptions& command) {
   std::string error;
   const std::optional<OomReport> report = ParseOomLog(text, error, options);
   if (!report) {
+    if (ir::LooksLikeHloText(text)) {
+      error +=
+          "; this is an HLO module, not an OOM message: give it with --dump (spmdsim oom "
+          "LOG --dump " +
+          command.path + "), or see its memory with spmdsim analyze " + command.path;
+    }
     std::cerr << "spmdsim oom: " << command.path << ": " << error << "\n";
     return kExitParse;
   }

@@ -185,6 +185,12 @@ void ShowProgress(const std::string& what) { Progress::Get().Update(what); }
 
 int DeferredLoadExitCode() { return g_deferred_exit_code; }
 
+namespace {
+bool g_announce_embedded_dump = true;
+}  // namespace
+
+void SetAnnounceEmbeddedDump(bool announce) { g_announce_embedded_dump = announce; }
+
 dump::LoadOutcome LoadEmbeddedDump() {
   dump::DumpResult<std::string> text = dump::Gunzip(EmbeddedDump());
   if (!text) {
@@ -231,6 +237,11 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     return true;
   };
   if (options.inputs.empty()) {
+    if (g_announce_embedded_dump) {
+      std::cerr << "note: no input given: this is the demo dump built into spmdsim ("
+                << EmbeddedDumpName()
+                << "); give a dump file or an --xla_dump_to folder to analyse yours\n";
+    }
     take(LoadEmbeddedDump());
     return result;
   }

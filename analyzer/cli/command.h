@@ -85,6 +85,10 @@ LoadedOrExit LoadAllInputs(const InputOptions& options);
 // The demo dump compiled into the binary (tools/embed_file.cmake).
 dump::LoadOutcome LoadEmbeddedDump();
 
+// Whether a command given no input says on stderr that it analyses the demo dump (true but for
+// `spmdsim` alone, which is the demo: main() turns it off).
+void SetAnnounceEmbeddedDump(bool announce);
+
 // The exit code of inputs skipped by LoadAllInputs so far in this process (0 if none): main()
 // combines it with the command's own, so that every command ends with 3 after a parse error.
 int DeferredLoadExitCode();

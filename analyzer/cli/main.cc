@@ -2,14 +2,19 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/command_suggestion.h"
 #include "analyzer/emit/control_chars.h"
 
 namespace {
@@ -62,6 +67,22 @@ int main(int argc, char** argv) {
   RegisterDiffCommand(app, run);
   RegisterReportCommand(app, run);
   app.require_subcommand(0, 1);
+  // A first argument that is not a command: the command it was probably meant to be, or the one
+  // that reads the file it names (CLI11 would only say the argument was not expected).
+  std::vector<std::string> commands;
+  bool is_command = false;
+  for (CLI::App* c : app.get_subcommands({})) {
+    commands.push_back(c->get_name());
+    is_command = is_command || (argc >= 2 && c->check_name(argv[1]));
+  }
+  if (argc >= 2 && !is_command) {
+    std::error_code ec;
+    const bool is_path = std::filesystem::exists(argv[1], ec) || std::string_view(argv[1]) == "-";
+    if (const auto message = UnknownCommandMessage(argv[1], commands, is_path)) {
+      std::cerr << *message << "\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +96,7 @@ int main(int argc, char** argv) {
   if (run) return finish(RunGuarded(run));
   // No subcommand: the demo. Memory and collectives of the real dump compiled into the binary.
   int status = kExitOk;
+  SetAnnounceEmbeddedDump(false);
   for (const char* name : {"analyze", "collectives"}) {
     run = nullptr;
     app.get_subcommand(name)->parse(std::vector<std::string>{});

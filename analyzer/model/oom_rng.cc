@@ -171,11 +171,17 @@ void AddOomRngWhatIf(OomReport& report, const OomOptions& options) {
       "device, {} x the devices for {}",
       HumanBytes(local_bits), these);
 
-  OomSaving fused{"fused", report.random_bytes, 0, report.random_bytes > 0,
-                  "a fused lowering (JAX without the GPU threefry kernel lowering, "
-                  "jax_threefry_gpu_kernel_lowering=False, lets XLA fuse counters, hash and "
-                  "dropout) materializes none of these random buffers"};
-  report.savings.push_back(std::move(fused));
+  // jax_threefry_gpu_kernel_lowering exists on XLA:GPU alone (JAX lowers threefry to its CUDA
+  // custom call there); XLA:TPU always lowers the hash to HLO, so a TPU message gets no such fix.
+  const bool tpu = report.format == "tpu-hbm" || report.capacity.memory_space == "hbm" ||
+                   report.message.find("TPU") != std::string::npos;
+  if (!tpu) {
+    OomSaving fused{"fused", report.random_bytes, 0, report.random_bytes > 0,
+                    "a fused lowering (JAX without the GPU threefry kernel lowering, "
+                    "jax_threefry_gpu_kernel_lowering=False, lets XLA fuse counters, hash and "
+                    "dropout) materializes none of these random buffers"};
+    report.savings.push_back(std::move(fused));
+  }
 
   OomSaving r{"rbg", std::nullopt, std::nullopt, false, ""};
   if (known) {

@@ -39,6 +39,8 @@ nlohmann::ordered_json StatsToJson(const passes::StatsResult& stats) {
   j["is_scheduled"] = stats.is_scheduled;
   j["num_partitions"] = stats.num_partitions;
   j["replica_count"] = stats.replica_count;
+  j["devices"] = stats.devices;
+  j["devices_from_collectives"] = stats.devices_from_collectives;
   j["warnings"] = stats.warning_count;
   return j;
 }
@@ -72,6 +74,12 @@ void PrintStatsText(const dump::ModuleInput& input, const passes::StatsResult& s
   out << fmt::format("  stage: {}   scheduled: {}   partitions: {}   replicas: {}\n",
                      dump::ModuleStageName(input.stage), stats.is_scheduled ? "yes" : "no",
                      stats.num_partitions, stats.replica_count);
+  if (stats.devices_from_collectives) {
+    out << fmt::format(
+        "  devices: {} (named by its collectives' ids; the header's replica_count x "
+        "num_partitions says {})\n",
+        stats.devices, stats.num_partitions * stats.replica_count);
+  }
   out << fmt::format("  computations: {}   instructions: {}\n", stats.computation_count,
                      stats.instruction_count);
   out << fmt::format("  parameters: {} ({})   outputs: {}\n", stats.parameter_count,

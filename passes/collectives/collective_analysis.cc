@@ -656,6 +656,14 @@ CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses, const CollectiveOp
         "some collectives use partition or replica ids in a module with both replicas and "
         "partitions; node placement treats those ids as device ids");
   }
+  if (ir::DevicesFromCollectives(module)) {
+    result.notes.push_back("the module's header says " +
+                           std::to_string(ir::HeaderDeviceCount(module)) +
+                           " device(s) (replica_count x num_partitions), its collectives name "
+                           "device ids up to " +
+                           std::to_string(result.num_devices - 1) + ": " +
+                           std::to_string(result.num_devices) + " devices assumed");
+  }
   return result;
 }
 
