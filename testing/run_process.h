@@ -43,6 +43,7 @@ struct ProcessResult {
   std::string out;
   std::string err;
   double seconds = 0;      // wall time
+  double cpu_seconds = 0;  // its user + system time: what it cost, whatever else the machine ran
   int64_t max_rss_kb = 0;  // its peak resident memory (getrusage)
 };
 

@@ -1,7 +1,8 @@
 // Hostile inputs of every kind spmdsim reads, run as a user would under a 4 GB address-space limit
-// (`ulimit -v 4000000`): each ends with its exit code and message within 10 s, within the memory
-// bound docs/TESTING.md states, and with outputs that are well-formed. Under the sanitizers
-// (which reserve terabytes of address space) the limit is left off and the time allowed is longer.
+// (`ulimit -v 4000000`): each ends with its exit code and message within 10 s of CPU time, within
+// the memory bound docs/TESTING.md states, and with outputs that are well-formed. Under the
+// sanitizers (which reserve terabytes of address space) the limit is left off and the time allowed
+// is longer.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/stat.h>
@@ -55,15 +56,18 @@ testing::ProcessResult Run(const std::vector<std::string>& args, const std::stri
   options.cwd = kRepo.string();
   options.stdin_path = stdin_path;
   options.address_space_bytes = testing::kUserAddressSpaceLimit;
-  options.timeout = std::chrono::seconds(static_cast<int>(kSecondsAllowed) + 30);
+  // The bound is on CPU time (a CI machine running two tests at once doubles wall time); the wall
+  // limit only catches a hang.
+  options.timeout = std::chrono::seconds(static_cast<int>(kSecondsAllowed) * 6);
   options.uid = uid;
   const testing::ProcessResult result = testing::RunProcess(argv, options);
   INFO("spmdsim " << fmt::format("{}", fmt::join(args, " ")) << ": exit " << result.exit_code
-                  << ", " << result.seconds << " s, " << result.max_rss_kb << " KB\n"
+                  << ", " << result.seconds << " s wall, " << result.cpu_seconds << " s CPU, "
+                  << result.max_rss_kb << " KB\n"
                   << result.err.substr(0, 2000));
   CHECK(result.signal == 0);
   CHECK_FALSE(result.timed_out);
-  CHECK(result.seconds < kSecondsAllowed);
+  CHECK(result.cpu_seconds < kSecondsAllowed);
   return result;
 }
 

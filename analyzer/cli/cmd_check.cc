@@ -119,6 +119,11 @@ int RunCheck(const CheckCommandOptions& options) {
 
   CheckRun run = RunChecks(now, baseline ? &*baseline : nullptr, check);
   run.baseline_file = options.baseline;
+  for (const dump::DumpError& skipped : loaded.skipped) {
+    // The located error line; its excerpt of the source went to stderr with it.
+    run.unread_inputs.push_back(
+        {skipped.path, skipped.message.substr(0, skipped.message.find('\n'))});
+  }
   const bool json = options.input.format == "json";
   // A report written to stdout (-) takes it; the check's own output then goes to stderr.
   std::ostream& verdict = stdout_taken ? std::cerr : std::cout;

@@ -538,3 +538,52 @@ TEST_CASE("check that compared nothing fails on every output format") {
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// A dump folder where one module does not parse: the others are checked, but the run never
+// passes, and every output names the file that was not read.
+TEST_CASE("check: a folder with a module that does not parse never passes, in every output") {
+  TempDir dir;
+  const fs::path folder = fs::path(dir / "dump");
+  fs::copy(kRemat, folder);
+  const std::string broken =
+      (folder / "module_0099.jit_broken.cpu_after_optimizations.txt").string();
+  WriteText(broken,
+            "HloModule broken\n\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2] frob(\n}\n");
+  const std::string junit = dir / "junit.xml";
+  const std::string sarif = dir / "check.sarif";
+  const std::string summary = dir / "summary.md";
+  const std::string args = "check " + folder.string() + kAfter + " --max-peak 100GiB --junit " +
+                           junit + " --sarif " + sarif;
+  const RunOutput text = RunSpmdsim(args, "GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=" + summary);
+  INFO(text.out);
+  CHECK(text.exit_code == 3);  // the parse error's code, after the rest
+  CHECK(text.out.find("PASSED") == std::string::npos);
+  CHECK(text.out.find("FAILED: 1 file could not be read or parsed (" + broken + ")") !=
+        std::string::npos);
+  CHECK(text.out.find("::error file=" + broken) != std::string::npos);
+  CHECK(ReadText(summary).find("PASSED") == std::string::npos);
+  const std::string xml = ReadText(junit);
+  CHECK(xml.find("<failure type=\"unreadable-input\"") != std::string::npos);
+  CHECK(xml.find("failures=\"0\" errors=\"0\" skipped=\"0\">\n  <testsuite") == std::string::npos);
+  const json log = json::parse(ReadText(sarif));
+  bool sarif_names_it = false;
+  for (const json& result : log["runs"][0]["results"]) {
+    sarif_names_it |= result["ruleId"] == "SPMD303" && result["level"] == "error";
+  }
+  CHECK(sarif_names_it);
+  const RunOutput as_json = RunSpmdsim(args + " --format json");
+  const json out = json::parse(as_json.out);
+  CHECK(out["passed"] == false);
+  REQUIRE(out["unread_inputs"].size() == 1);
+  CHECK(out["unread_inputs"][0]["file"] == broken);
+  const std::string message = out["unread_inputs"][0]["message"];
+  CHECK(message.rfind(broken + ":5:1: error: ", 0) == 0);
+  // The modules read were checked all the same.
+  CHECK(out["modules"].size() == 1);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

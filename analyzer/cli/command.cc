@@ -212,6 +212,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     for (const dump::DumpError& skipped : outcome.skipped_files) {
       std::cerr << skipped.message << "\n";
       Defer(result, ExitCodeOf(skipped));
+      result.skipped.push_back(skipped);
     }
     if (!outcome.skipped_files.empty() && !outcome.inputs.modules.empty()) {
       std::cerr << "note: " << outcome.skipped_files.size()
@@ -219,6 +220,7 @@ LoadedOrExit LoadAllInputs(const InputOptions& options) {
     }
     if (outcome.failure) {
       std::cerr << outcome.failure->message << "\n";
+      result.skipped.push_back(*outcome.failure);
       result.exit_code = ExitCodeOf(*outcome.failure);
       return false;
     }

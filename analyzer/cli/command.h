@@ -79,6 +79,8 @@ struct LoadedOrExit {
   std::vector<dump::ModuleInput> modules;
   int exit_code = kExitOk;
   int deferred_exit_code = kExitOk;
+  // The files (or inputs) that could not be read or parsed while others loaded, in order.
+  std::vector<dump::DumpError> skipped;
 };
 LoadedOrExit LoadAllInputs(const InputOptions& options);
 

@@ -228,7 +228,7 @@ bool ModuleCheck::Passed() const {
 }
 
 bool CheckRun::Passed() const {
-  if (!nothing_compared.empty()) return false;
+  if (!nothing_compared.empty() || !unread_inputs.empty()) return false;
   for (const ModuleCheck& m : modules) {
     if (!m.Passed()) return false;
   }

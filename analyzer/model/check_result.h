@@ -89,6 +89,13 @@ struct CheckRun {
   std::vector<ModuleCheck> modules;  // input order, then modules missing from the inputs
   // Why nothing was compared, and how to match modules; empty when something was.
   std::string nothing_compared;
+  // Input files that could not be read or parsed while others were: their modules went unchecked,
+  // so the run fails whatever the others give.
+  struct UnreadInput {
+    std::string file;
+    std::string message;  // its "file:line:col: error: ..." line
+  };
+  std::vector<UnreadInput> unread_inputs;
 
   bool Passed() const;
   // The file a "nothing compared" report points at: the baseline, else the first input.

@@ -111,11 +111,17 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
   out["nothing_compared"] = run.nothing_compared.empty()
                                 ? nlohmann::ordered_json()
                                 : nlohmann::ordered_json(run.nothing_compared);
+  out["unread_inputs"] = nlohmann::ordered_json::array();
+  for (const CheckRun::UnreadInput& u : run.unread_inputs) {
+    out["unread_inputs"].push_back({{"file", u.file}, {"message", u.message}});
+  }
   out["passed"] = run.Passed();
   return out;
 }
 
-std::string CheckVerdict(const CheckRun& run) {
+namespace {
+
+std::string VerdictOfModules(const CheckRun& run) {
   int64_t failed = 0;
   int64_t rows = 0;
   for (const ModuleCheck& m : run.modules) {
@@ -127,11 +133,13 @@ std::string CheckVerdict(const CheckRun& run) {
   if (!run.nothing_compared.empty()) {
     return "FAILED: nothing was compared: " + run.nothing_compared;
   }
-  if (run.Passed() && rows == 0 && run.options.writing_baseline) {
+  // Whether the modules read passed (unread inputs are CheckVerdict's).
+  const bool passed = run.nothing_compared.empty() && failed == 0;
+  if (passed && rows == 0 && run.options.writing_baseline) {
     return fmt::format("PASSED: nothing compared, the baseline of {} module{} written",
                        run.modules.size(), run.modules.size() == 1 ? "" : "s");
   }
-  if (run.Passed()) {
+  if (passed) {
     return fmt::format("PASSED: {} check{} in {} module{}, none regressed or over a limit", rows,
                        rows == 1 ? "" : "s", run.modules.size(),
                        run.modules.size() == 1 ? "" : "s");
@@ -141,6 +149,21 @@ std::string CheckVerdict(const CheckRun& run) {
       regressions, regressions == 1 ? "" : "s", breaches, breaches == 1 ? "" : "es",
       run.NewFindings(), run.NewFindings() == 1 ? "" : "s", failed, run.modules.size(),
       run.modules.size() == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string CheckVerdict(const CheckRun& run) {
+  std::string modules = VerdictOfModules(run);
+  if (run.unread_inputs.empty()) return modules;
+  modules = modules.substr(modules.find(": ") + 2);  // without its PASSED/FAILED
+  // Never PASSED while a file went unread: its modules were not checked.
+  const size_t n = run.unread_inputs.size();
+  return fmt::format(
+      "FAILED: {} file{} could not be read or parsed ({}{}), {} modules not checked; "
+      "the others: {}",
+      n, n == 1 ? "" : "s", run.unread_inputs.front().file,
+      n > 1 ? fmt::format(" and {} more", n - 1) : "", n == 1 ? "its" : "their", modules);
 }
 
 void PrintCheckText(const CheckRun& run, std::ostream& out) {

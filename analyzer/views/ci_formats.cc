@@ -137,6 +137,10 @@ void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
     Annotation(out, "error", RelativeTo(run.NothingComparedFile(), options.source_root), 0,
                "spmdsim check compared nothing", run.nothing_compared);
   }
+  for (const CheckRun::UnreadInput& u : run.unread_inputs) {
+    Annotation(out, "error", RelativeTo(u.file, options.source_root), 0,
+               "spmdsim could not read this file; its modules were not checked", u.message);
+  }
   for (const ModuleCheck& m : run.modules) {
     const std::string module_file = RelativeTo(m.figures.file, options.source_root);
     if (m.match == BaselineMatch::kMissing || m.match == BaselineMatch::kNewModule) {
@@ -265,6 +269,23 @@ std::string JunitXml(const CheckRun& run) {
         "      <failure type=\"nothing-compared\" message=\"{}\"/>\n"
         "    </testcase>\n  </testsuite>\n",
         XmlEscape(run.nothing_compared));
+  }
+  if (!run.unread_inputs.empty()) {
+    const size_t n = run.unread_inputs.size();
+    tests += static_cast<int64_t>(n);
+    failures += static_cast<int64_t>(n);
+    suites << fmt::format(
+        "  <testsuite name=\"spmdsim inputs\" tests=\"{0}\" failures=\"{0}\" errors=\"0\" "
+        "skipped=\"0\">\n",
+        n);
+    for (const CheckRun::UnreadInput& u : run.unread_inputs) {
+      suites << fmt::format(
+          "    <testcase classname=\"spmdsim.inputs\" name=\"{}\">\n"
+          "      <failure type=\"unreadable-input\" message=\"{}\"/>\n"
+          "    </testcase>\n",
+          XmlEscape(u.file), XmlEscape(u.message));
+    }
+    suites << "  </testsuite>\n";
   }
   return fmt::format(
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -88,6 +88,8 @@ std::vector<SarifRule> CheckRules() {
       {"SPMD302", "module-on-one-side", "warning",
        "A module is in the baseline but not among the inputs, or among the inputs but not in the "
        "baseline"},
+      {"SPMD303", "unreadable-input", "error",
+       "An input file could not be read or parsed: its modules were not checked"},
   };
 }
 
@@ -134,6 +136,10 @@ nlohmann::ordered_json SarifLog(const CheckRun& run, const SarifOptions& options
     results.push_back(Result(RuleIndex("nothing-compared"), "error", run.nothing_compared,
                              Location(run.NothingComparedFile(), 0, options),
                              {{"baseline", run.baseline_file}}));
+  }
+  for (const CheckRun::UnreadInput& u : run.unread_inputs) {
+    results.push_back(Result(RuleIndex("unreadable-input"), "error", u.message,
+                             Location(u.file, 0, options), {{"file", u.file}}));
   }
   for (const ModuleCheck& m : run.modules) {
     const nlohmann::ordered_json module = {
