@@ -111,9 +111,18 @@ TEST_CASE("a dump directory lists after-optimizations modules first, estimates s
     const size_t before = text.out.find(
         "module jit_train_step, before optimizations: an estimate (per-device sizes from the "
         "shardings");
-    // analyze opens with the fit verdict (docs/DEVICES.md), then the module.
-    CHECK(after == (command == "analyze" ? text.out.find('\n') + 1 : 0));
-    if (command == "analyze") CHECK(text.out.rfind("jit_train_step: peak ", 0) == 0);
+    // analyze opens with the summary of the modules (module_summary_view.h), then each module's
+    // fit verdict (docs/DEVICES.md) and the module.
+    if (command == "analyze") {
+      CHECK(text.out.rfind("2 modules; the largest peak is jit_train_step's (after "
+                           "optimizations)",
+                           0) == 0);
+      const size_t details = text.out.find("\n\n") + 2;
+      CHECK(text.out.compare(details, 21, "jit_train_step: peak ") == 0);
+      CHECK(after == text.out.find('\n', details) + 1);
+    } else {
+      CHECK(after == 0);
+    }
     CHECK(before != std::string::npos);
     CHECK(after < before);
     const RunOutput as_json = RunSpmdsim(command + " --format json " + kSeed);

@@ -4,6 +4,7 @@
 //                             [--device NAME] [--capacity SIZE] [--mem-fraction F]
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "analyzer/cli/command.h"
 #include "analyzer/cli/module_driver.h"
@@ -12,6 +13,7 @@
 #include "analyzer/model/module_stage.h"
 #include "analyzer/views/fit_view.h"
 #include "analyzer/views/memory_view.h"
+#include "analyzer/views/module_summary_view.h"
 #include "analyzer/views/stats_view.h"
 
 namespace spmdsim::analyzer {
@@ -29,8 +31,13 @@ struct AnalyzeOptions {
 int RunAnalyze(const AnalyzeOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
-  return WriteEachModule(
-      loaded.modules, options.input.format, std::cout,
+  // Several modules in text: a one-screen summary first, then each module's details (kept until
+  // the summary is written).
+  const bool summary = options.input.format == "text" && loaded.modules.size() > 1;
+  std::vector<ModuleSummaryRow> rows;
+  std::ostringstream details;
+  const int status = WriteEachModule(
+      loaded.modules, options.input.format, summary ? details : std::cout,
       [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
           std::ostream* text) {
         passes::MemoryAnalysisOptions analysis;
@@ -55,6 +62,16 @@ int RunAnalyze(const AnalyzeOptions& options) {
           }
         }
         Progress::Get().Clear();
+        ModuleSummaryRow& row = rows.emplace_back();
+        row.module = std::string(input.module->name);
+        row.stage = std::string(dump::ModuleStageName(input.stage));
+        row.peak_bytes = report.prediction.peak_bytes;
+        row.fit = fit;
+        if (!fixes.ranked.empty()) row.best_fix = fixes.ranked.front();
+        if (!report.prediction.live_at_peak.empty()) {
+          row.largest_shape = report.prediction.live_at_peak.front().shape;
+          row.largest_bytes = report.prediction.live_at_peak.front().size_bytes;
+        }
         if (json != nullptr) {
           (*json)["fit"] = fit ? FitToJson(*fit) : nullptr;
           if (fit) AddFixesJson(fixes, (*json)["fit"]);
@@ -66,6 +83,11 @@ int RunAnalyze(const AnalyzeOptions& options) {
           PrintMemoryText(input, report, *text, {options.live_buffers});
         }
       });
+  if (!summary || status != kExitOk) return status;
+  PrintModuleSummary(rows, std::cout);
+  std::cout << details.str();
+  std::cout.flush();
+  return std::cout.good() ? kExitOk : kExitUsage;
 }
 
 }  // namespace

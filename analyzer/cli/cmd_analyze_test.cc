@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "analyzer/emit/human_units.h"
 #include "analyzer/test_support.h"
 
 namespace spmdsim::analyzer {
@@ -121,6 +123,69 @@ TEST_CASE("analyze: a TPU dump needs --device for a verdict; bad devices are usa
   CHECK(RunSpmdsim("analyze --mem-fraction 1.5 " + kTpu4).exit_code == 2);
   CHECK(RunSpmdsim("check --must-fit --stage after " + kTpu4).exit_code == 1);
   CHECK(RunSpmdsim("check --must-fit --stage after --capacity 15.75GiB " + kTpu4).exit_code == 0);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// A dump folder's text opens with one row per module, the same figures as each module's JSON,
+// the largest after-optimizations peak marked; one module has no summary.
+TEST_CASE("analyze text: several modules open with a one-screen summary of their peaks") {
+  for (const std::string dir : {std::string(SPMDSIM_TESTDATA_DIR) +
+                                    "/dumps/jax012_gpu8_seed_flax_dp_partitionable_kernel_remat",
+                                kDump}) {
+    const RunOutput json_run = RunSpmdsim("analyze " + dir + " --format json --timeline-points 1");
+    const RunOutput text_run = RunSpmdsim("analyze " + dir + " --timeline-points 1");
+    REQUIRE(json_run.exit_code == 0);
+    REQUIRE(text_run.exit_code == 0);
+    const nlohmann::json modules = nlohmann::json::parse(json_run.out).at("modules");
+    REQUIRE(modules.size() >= 2);
+    const std::vector<std::string> lines = Lines(text_run.out);
+    INFO(text_run.out.substr(0, 3000));
+    REQUIRE(lines.size() > modules.size() + 2);
+    CHECK(lines[0].rfind(std::to_string(modules.size()) + " modules; the largest peak is ", 0) ==
+          0);
+    CHECK(lines[1].find("module") != std::string::npos);
+    int64_t top_peak = -1;
+    size_t top = 0;
+    for (size_t i = 0; i < modules.size(); ++i) {
+      const nlohmann::json& m = modules[i];
+      const int64_t peak = m.at("memory").at("peak_bytes");
+      const std::string& row = lines[2 + i];
+      CHECK(row.find(m.at("name").get<std::string>()) != std::string::npos);
+      CHECK(row.find(HumanBytes(peak)) != std::string::npos);
+      if (m.at("stage") == "after_optimizations" && peak > top_peak) {
+        top_peak = peak;
+        top = i;
+      }
+      const nlohmann::json& fit = m.at("fit");
+      if (fit.at("fits").is_boolean()) {
+        CHECK(row.find(fit.at("fits").get<bool>() ? "yes (" : "no: over ") != std::string::npos);
+      }
+    }
+    REQUIRE(top_peak >= 0);
+    CHECK(lines[2 + top].rfind("  * ", 0) == 0);
+    CHECK(lines[0].find(HumanBytes(top_peak) + " per device") != std::string::npos);
+    CHECK(lines[2 + modules.size()].empty());
+    CHECK(lines[3 + modules.size()].rfind(modules[0].at("name").get<std::string>() + ": peak ",
+                                          0) == 0);
+  }
+  const RunOutput one = RunSpmdsim("analyze " + kDump + " --stage after --timeline-points 1");
+  CHECK(one.out.find("modules; the largest peak") == std::string::npos);
 }
 
 }  // namespace
