@@ -2,6 +2,7 @@
 // PaliGemma log, and `spmdsim rng sites` on the seed-size dumps: the random buffers in the
 // listing's vocabulary, their total, what each fix would save (the same RNG model in both
 // commands), and the collectives replicated mode causes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -187,6 +188,55 @@ TEST_CASE("rng sites on the seed-size dumps") {
   CHECK(replicated.out.find("collectives caused: 6") != std::string::npos);
   CHECK(replicated.out.find("all-gather") != std::string::npos);
   CHECK(replicated.out.find("rng-replicated-collectives") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// A site read by a hundred fusions gets one short consumers line: consumers that differ only in
+// their instructions' numbers are counted as one kind, and the counts add up to JSON's list.
+TEST_CASE("rng sites text: consumers of one kind are folded into a count") {
+  const std::string dir = std::string(SPMDSIM_TESTDATA_DIR) +
+                          "/dumps/jax012_gpu8_seed_flax_dp_partitionable_kernel_remat";
+  const RunOutput text = RunSpmdsim("rng sites " + dir + " --stage after");
+  const RunOutput json = RunSpmdsim("rng sites " + dir + " --stage after --format json");
+  REQUIRE(text.exit_code == 0);
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json sites = nlohmann::json::parse(json.out)["modules"][0]["rng"]["sites"];
+  size_t most = 0;
+  for (const auto& site : sites) most = std::max(most, site["consumers"].size());
+  REQUIRE(most >= 50);  // the site the fold is for
+  size_t folded_lines = 0;
+  size_t start = 0;
+  while ((start = text.out.find("    consumers: ", start)) != std::string::npos) {
+    const size_t end = text.out.find('\n', start);
+    const std::string line = text.out.substr(start, end - start);
+    start = end;
+    CHECK(line.size() < 600);
+    if (line.find(" x ") == std::string::npos) continue;
+    ++folded_lines;
+    // The counts of this line add up to one site's consumers.
+    size_t total = 0;
+    size_t kinds = 0;
+    for (size_t at = line.find(": ") + 2; at < line.size();) {
+      const size_t next = std::min(line.find("; ", at), line.size());
+      const std::string item = line.substr(at, next - at);
+      const size_t x = item.find(" x ");
+      const bool counted = x != std::string::npos && item.find_first_not_of("0123456789") == x;
+      total += counted ? std::stoul(item.substr(0, x)) : 1;
+      ++kinds;
+      at = next + 2;
+    }
+    bool matches_a_site = false;
+    for (const auto& site : sites) matches_a_site |= site["consumers"].size() == total;
+    INFO(line);
+    CHECK(matches_a_site);
+    CHECK(kinds <= 6);
+  }
+  CHECK(folded_lines > 0);
 }
 
 }  // namespace

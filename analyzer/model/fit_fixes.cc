@@ -27,7 +27,21 @@ int64_t HeldBytes(const passes::RngSiteResult& rng) {
   return bytes;
 }
 
-const char* ModeAction(const std::string& mode) {
+// Whether a site hashes with XLA:GPU's threefry kernel (JAX's jax_threefry_gpu_kernel_lowering).
+bool UsesThreefryKernel(const passes::RngSiteResult& rng) {
+  for (const passes::RngSite& site : rng.sites) {
+    if (site.kind == passes::SiteKind::kThreefryCustomCall) return true;
+  }
+  return false;
+}
+
+const char* ModeAction(const std::string& mode, bool threefry_kernel) {
+  // With the kernel lowering on, turning it off is the user's lever: the hash is lowered to HLO,
+  // which XLA:GPU fuses into the dropout where it can (the peak below assumes every site fuses).
+  if (mode == "fused" && threefry_kernel) {
+    return "jax_threefry_gpu_kernel_lowering=False (JAX's default: the hash in HLO, which XLA:GPU "
+           "fuses into the dropout where it can; the peak assumes every site fuses)";
+  }
   if (mode == "replicated") return "jax_threefry_partitionable=False (replicated threefry)";
   if (mode == "partitionable") return "jax_threefry_partitionable=True (partitionable threefry)";
   if (mode == "rbg") return "jax_default_prng_impl='rbg' (XLA's rng-bit-generator)";
@@ -79,7 +93,7 @@ void AddModeFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
     if (!whatif.ran) continue;
     FitFix fix;
     fix.fix = mode;
-    fix.action = ModeAction(mode);
+    fix.action = ModeAction(mode, UsesThreefryKernel(*inputs.rng));
     fix.peak_bytes = whatif.peak_bytes;
     fix.peak_high_bytes = whatif.peak_high_bytes;
     fix.fits = FitsIn(verdict, whatif.peak_high_bytes);

@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analyzer/emit/human_units.h"
 #include "analyzer/model/finding_scope.h"
@@ -42,6 +47,60 @@ std::string ShapeString(const RngSite& site) {
     out += std::to_string(site.shape[i]);
   }
   return out + "]";
+}
+
+// A consumer with its instructions' numbers ".12" written `numbers` ("" or ".N"): consumers
+// that differ only in those, "... in loop_add_fusion (forward)" and "... in loop_add_fusion.12
+// (forward)", are of one kind.
+std::string WithoutNumbers(std::string_view consumer, std::string_view numbers) {
+  std::string out;
+  out.reserve(consumer.size());
+  for (size_t i = 0; i < consumer.size(); ++i) {
+    const bool numbered = consumer[i] == '.' && i > 0 && i + 1 < consumer.size() &&
+                          std::isalnum(static_cast<unsigned char>(consumer[i - 1])) &&
+                          std::isdigit(static_cast<unsigned char>(consumer[i + 1]));
+    if (!numbered) {
+      out += consumer[i];
+      continue;
+    }
+    out += numbers;
+    while (i + 1 < consumer.size() && std::isdigit(static_cast<unsigned char>(consumer[i + 1])))
+      ++i;
+  }
+  return out;
+}
+
+// The consumers, those of one kind folded into "K x KIND" in order of first appearance, at most
+// kConsumerKindsShown kinds and a count of the rest (JSON lists every consumer).
+std::string FoldedConsumers(const std::vector<std::string>& consumers) {
+  constexpr size_t kConsumerKindsShown = 6;
+  struct Kind {
+    std::string shown;  // the first consumer, its numbers ".N" once the kind has several
+    size_t count = 0;
+  };
+  std::vector<Kind> kinds;
+  std::map<std::string, size_t> index;
+  for (const std::string& c : consumers) {
+    const auto [it, added] = index.emplace(WithoutNumbers(c, ""), kinds.size());
+    if (added) kinds.push_back({c, 0});
+    Kind& kind = kinds[it->second];
+    if (++kind.count == 2 || (kind.count > 2 && kind.shown == it->first)) {
+      kind.shown = WithoutNumbers(c, ".N");
+    }
+  }
+  std::string out;
+  for (size_t k = 0; k < kinds.size() && k < kConsumerKindsShown; ++k) {
+    if (k > 0) out += "; ";
+    out += kinds[k].count == 1 ? kinds[k].shown
+                               : fmt::format("{} x {}", kinds[k].count, kinds[k].shown);
+  }
+  if (kinds.size() > kConsumerKindsShown) {
+    size_t rest = 0;
+    for (size_t k = kConsumerKindsShown; k < kinds.size(); ++k) rest += kinds[k].count;
+    out += fmt::format("; ... and {} more of {} other kinds (--format json lists all)", rest,
+                       kinds.size() - kConsumerKindsShown);
+  }
+  return out;
 }
 
 }  // namespace
@@ -208,13 +267,8 @@ void PrintRngSitesText(const dump::ModuleInput& input, const RngSiteResult& resu
     out << fmt::format("    Operator: op_name=\"{}\"{}\n", site.op_name,
                        site.source.empty() ? "" : " source=" + site.source);
     if (!site.algorithm.empty()) out << "    algorithm: " << site.algorithm << "\n";
-    if (!site.consumers.empty()) {
-      out << "    consumers: ";
-      for (size_t i = 0; i < site.consumers.size(); ++i) {
-        out << (i > 0 ? "; " : "") << site.consumers[i];
-      }
-      out << "\n";
-    }
+    if (!site.consumers.empty())
+      out << "    consumers: " << FoldedConsumers(site.consumers) << "\n";
     out << fmt::format("    materializes {} ({} buffers; counters and loop state {}, bits {})\n",
                        HumanBytes(site.materialized_bytes), site.buffers.size(),
                        HumanBytes(site.counter_bytes), HumanBytes(site.bits_bytes));

@@ -1,6 +1,6 @@
 """The spmdsim binary: where it is, and running one of its commands for its JSON.
 
-The C++ binary is the engine; this module only starts it. Its exit codes (docs/USER_GUIDE.md) map
+The C++ binary is the engine; this module only starts it. Its exit codes (README.md) map
 to exceptions: 2 (usage or I/O) to SpmdsimError, 3 (input that cannot be parsed) to
 SpmdsimParseError. Exit 1 (a check failed) is a result, not an error, and is returned.
 """
