@@ -13,6 +13,7 @@
 // Under GitHub Actions (GITHUB_ACTIONS=true) it also prints workflow annotations (to stdout; to
 // stderr with --format json, where stdout holds the JSON) and appends a Markdown table to the file
 // named by GITHUB_STEP_SUMMARY.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,10 +44,42 @@ struct CheckCommandOptions {
   double tolerance_pct = 0;             // any rise regresses
   std::string junit;
   std::string sarif;
-  std::string source_root;  // default: $GITHUB_WORKSPACE
-  DeviceChoice device;      // the fit verdict's device (--device, --capacity, --mem-fraction)
-  bool must_fit = false;    // --must-fit
+  std::string source_root;   // default: $GITHUB_WORKSPACE
+  DeviceChoice device;       // the fit verdict's device (--device, --capacity, --mem-fraction)
+  bool must_fit = false;     // --must-fit
+  bool stage_given = false;  // --stage on the command line (else: after optimizations, if any)
 };
+
+// Without --stage, check gates what the devices run: the after-optimizations modules when there
+// are any (the before-optimizations ones are estimates, and a baseline of both stages warns of
+// "modules on one side" as soon as one side dumps only one). Says what it left out.
+void KeepWhatRuns(std::vector<dump::ModuleInput>& modules) {
+  const auto runs = [](const dump::ModuleInput& m) {
+    return m.stage == dump::ModuleStage::kAfterOptimizations;
+  };
+  if (std::none_of(modules.begin(), modules.end(), runs)) return;
+  const auto others = std::count_if(modules.begin(), modules.end(),
+                                    [&](const dump::ModuleInput& m) { return !runs(m); });
+  if (others == 0) return;
+  std::erase_if(modules, [&](const dump::ModuleInput& m) { return !runs(m); });
+  std::cerr << "note: check compares the " << modules.size()
+            << " after-optimizations module(s), what the devices run; --stage all adds the "
+            << others << " other(s)\n";
+}
+
+// A module's file as the baseline keeps it: relative to the input (folder) it was found in, so
+// that a baseline written on one machine reads the same on another.
+std::string BaselinePath(const std::string& file, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  for (const std::string& input : inputs) {
+    if (input == file) return fs::path(file).filename().string();
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) continue;
+    const fs::path relative = fs::path(file).lexically_relative(fs::path(input));
+    if (!relative.empty() && *relative.begin() != "..") return relative.string();
+  }
+  return file;
+}
 
 // Parses a --max-* size into `value`; false (message printed) when it is not one.
 bool ParseLimit(const std::string& flag, const std::optional<std::string>& text,
@@ -105,6 +138,7 @@ int RunCheck(const CheckCommandOptions& options) {
   }
   LoadedOrExit loaded = LoadAllInputs(options.input);
   if (loaded.exit_code != kExitOk) return loaded.exit_code;
+  if (!options.stage_given) KeepWhatRuns(loaded.modules);
 
   std::vector<ModuleFigures> now;
   for (const dump::ModuleInput& input : loaded.modules) {
@@ -112,9 +146,12 @@ int RunCheck(const CheckCommandOptions& options) {
     report.device = options.device;
     now.push_back(FiguresFromReport(BuildModuleReport(input, report)));
   }
-  if (!options.write_baseline.empty() &&
-      !WriteOutput(options.write_baseline, JsonText(BaselineToJson(now)) + "\n", "baseline")) {
-    return kExitUsage;
+  if (!options.write_baseline.empty()) {
+    std::vector<ModuleFigures> kept = now;
+    for (ModuleFigures& m : kept) m.file = BaselinePath(m.file, options.input.inputs);
+    if (!WriteOutput(options.write_baseline, JsonText(BaselineToJson(kept)) + "\n", "baseline")) {
+      return kExitUsage;
+    }
   }
 
   CheckRun run = RunChecks(now, baseline ? &*baseline : nullptr, check);
@@ -196,7 +233,10 @@ void RegisterCheckCommand(CLI::App& app, RunFn& run) {
   command->add_option("--source-root", options->source_root,
                       "Write source paths under DIR relative to it in annotations and SARIF "
                       "(default: $GITHUB_WORKSPACE)");
-  command->callback([options, &run] { run = [options] { return RunCheck(*options); }; });
+  command->callback([options, command, &run] {
+    options->stage_given = command->count("--stage") > 0;
+    run = [options] { return RunCheck(*options); };
+  });
 }
 
 }  // namespace spmdsim::analyzer

@@ -185,13 +185,24 @@ TEST_CASE("check: noremat against a remat baseline fails on new rng-key-residual
   const std::string baseline = dir / "remat.json";
   REQUIRE(RunSpmdsim("check " + kRemat + " --write-baseline " + baseline).exit_code == 0);
 
-  // Against its own baseline the remat dump passes, both stages, every row ok.
+  // The baseline keeps the module the devices run (the after-optimizations one; --stage all
+  // adds the estimate), its file relative to the dump folder.
+  const json written = json::parse(ReadText(baseline));
+  REQUIRE(written.at("modules").size() == 1);
+  CHECK(written.at("modules")[0].at("stage") == "after_optimizations");
+  CHECK(written.at("modules")[0].at("file") ==
+        "module_0000.jit_train_step.cpu_after_optimizations.txt.gz");
+  // Against its own baseline the remat dump passes, every row ok.
   const RunOutput same =
       RunSpmdsim("check " + kRemat + " --baseline " + baseline + " --format json");
   CHECK(same.exit_code == 0);
   const json same_out = json::parse(same.out);
   CHECK(same_out.at("passed") == true);
-  CHECK(same_out.at("modules").size() == 2);
+  CHECK(same_out.at("modules").size() == 1);
+  // Both stages when asked for.
+  const std::string both = dir / "both.json";
+  REQUIRE(RunSpmdsim("check " + kRemat + " --stage all --write-baseline " + both).exit_code == 0);
+  CHECK(json::parse(ReadText(both)).at("modules").size() == 2);
   for (const json& m : same_out.at("modules")) {
     for (const json& row : m.at("check").at("checks")) CHECK(row.at("status") == "ok");
   }
