@@ -598,3 +598,114 @@ TEST_CASE("check: a folder with a module that does not parse never passes, in ev
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// The seed step on 8 H100s: a baseline of XLA's replicated-threefry compile, then the
+// partitionable compile checked against it. The baseline keeps what is live at the peak, by
+// category (the buffers analyze lists there, byte for byte) and by group; the failure names the
+// groups that grew and points every CI format at the user's source line of the largest.
+TEST_CASE("check: a peak regression says what grew at the peak and where in the program") {
+  const std::string before = kDumps + "jax012_gpu8_seed_flax_dp_replicated_kernel_remat";
+  const std::string after = kDumps + "jax012_gpu8_seed_flax_dp_partitionable_kernel_remat";
+  TempDir dir;
+  const std::string baseline = dir / "baseline.json";
+  REQUIRE(RunSpmdsim("check " + before + " --write-baseline " + baseline).exit_code == 0);
+  const json written = json::parse(ReadText(baseline)).at("modules").at(0);
+  const json analyzed = json::parse(RunSpmdsim("analyze " + before +
+                                               " --stage after --format json "
+                                               "--timeline-points 1")
+                                        .out)
+                            .at("modules")
+                            .at(0)
+                            .at("memory")
+                            .at("live_at_peak");
+  int64_t live = 0;
+  for (const json& b : analyzed) live += b.at("size_bytes").get<int64_t>();
+  int64_t by_category = 0;
+  for (const auto& [category, bytes] : written.at("peak_by_category").items()) {
+    by_category += bytes.get<int64_t>();
+  }
+  CHECK(by_category == live);
+  CHECK(written.at("peak_groups").size() <= 64);
+  std::map<std::string, int64_t> old_groups;
+  for (const json& g : written.at("peak_groups")) {
+    old_groups[g.at("category").get<std::string>() + "|" + g.at("op_name").get<std::string>() +
+               "|" + g.at("shape").get<std::string>()] = g.at("bytes");
+  }
+
+  const std::string junit = dir / "junit.xml";
+  const std::string sarif = dir / "check.sarif";
+  const std::string args = "check " + after + " --baseline " + baseline;
+  const RunOutput text =
+      RunSpmdsim(args + " --junit " + junit + " --sarif " + sarif, "GITHUB_ACTIONS=true");
+  INFO(text.out.substr(0, 4000));
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("  what grew at the peak:\n    ") != std::string::npos);
+  const json out = json::parse(RunSpmdsim(args + " --format json").out);
+  const json check = out.at("modules").at(0).at("check");
+  REQUIRE_FALSE(check.at("grew").empty());
+  std::string peak_source;
+  for (const json& row : check.at("checks")) {
+    if (row.at("metric") != "peak_bytes") continue;
+    CHECK(row.at("status") == "regressed");
+    CHECK(row.at("message").get<std::string>().find(". What grew at the peak: ") !=
+          std::string::npos);
+    peak_source = row.at("source");
+  }
+  REQUIRE_FALSE(peak_source.empty());
+  int64_t previous = INT64_MAX;
+  for (const json& g : check.at("grew")) {
+    const std::string key = g.at("category").get<std::string>() + "|" +
+                            g.at("op_name").get<std::string>() + "|" +
+                            g.at("shape").get<std::string>();
+    const auto was = old_groups.find(key);
+    // A group that grew, by its bytes now less what the baseline kept of it (0 when the
+    // baseline has no such group).
+    const int64_t change = g.at("change_bytes");
+    CHECK(change > 0);
+    CHECK(g.at("bytes").get<int64_t>() - change == (was == old_groups.end() ? 0 : was->second));
+    CHECK(g.at("change_bytes").get<int64_t>() <= previous);
+    previous = g.at("change_bytes");
+  }
+  CHECK(check.at("grew")[0].at("source") == peak_source);
+  // The source is a line of the program whose buffer is live at the new peak.
+  const json now_live = json::parse(RunSpmdsim("analyze " + after +
+                                               " --stage after --format json "
+                                               "--timeline-points 1")
+                                        .out)
+                            .at("modules")
+                            .at(0)
+                            .at("memory")
+                            .at("live_at_peak");
+  bool live_there = false;
+  for (const json& b : now_live) live_there |= b.at("source") == peak_source;
+  CHECK(live_there);
+  // GitHub, SARIF and JUnit point at that line.
+  const size_t colon = peak_source.rfind(':');
+  const std::string file = peak_source.substr(0, colon);
+  const std::string line = peak_source.substr(colon + 1);
+  const std::string annotated =
+      "," + std::string("line=") + line + ",title=spmdsim peak_bytes regressed::";
+  const size_t at = text.out.find(annotated);
+  REQUIRE(at != std::string::npos);
+  const size_t start = text.out.rfind("::error file=", at);
+  const bool names_file =
+      start != std::string::npos && file.ends_with(text.out.substr(start + 13, at - start - 13));
+  CHECK(names_file);
+  const json log = json::parse(ReadText(sarif));
+  bool sarif_located = false;
+  for (const json& r : log["runs"][0]["results"]) {
+    if (r["ruleId"] != "SPMD101") continue;
+    const json& location = r["locations"][0]["physicalLocation"];
+    sarif_located = location["region"]["startLine"] == std::stoi(line) &&
+                    location["artifactLocation"]["uri"].get<std::string>().find(
+                        fs::path(file).filename().string()) != std::string::npos;
+  }
+  CHECK(sarif_located);
+  CHECK(ReadText(junit).find("What grew at the peak: ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

@@ -116,6 +116,45 @@ bool ReadModule(const json& j, const std::string& where, ModuleFigures& m, std::
       m.findings.push_back(std::move(finding));
     }
   }
+  // What was live at the peak (optional: older baselines lack it).
+  if (const auto it = j.find("peak_by_category"); it != j.end()) {
+    if (!it->is_object()) {
+      error = where + ".peak_by_category: expected an object of category -> bytes";
+      return false;
+    }
+    for (const auto& [category, bytes] : it->items()) {
+      int64_t value = 0;
+      if (!ReadBytes(*it, category.c_str(), where + ".peak_by_category", value, error)) {
+        return false;
+      }
+      m.peak.bytes_by_category[category] = value;
+    }
+  }
+  if (const auto it = j.find("peak_groups"); it != j.end()) {
+    if (!it->is_array() || it->size() > kPeakGroupsKept) {
+      error = fmt::format("{}.peak_groups: expected an array of at most {} groups", where,
+                          kPeakGroupsKept);
+      return false;
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& g = (*it)[i];
+      const std::string at = fmt::format("{}.peak_groups[{}]", where, i);
+      if (!g.is_object()) {
+        error = at + ": expected an object";
+        return false;
+      }
+      PeakGroup group;
+      if (!ReadString(g, "category", at, true, group.category, error) ||
+          !ReadString(g, "op_name", at, false, group.op_name, error) ||
+          !ReadString(g, "shape", at, true, group.shape, error) ||
+          !ReadString(g, "source", at, false, group.source, error) ||
+          !ReadBytes(g, "buffers", at, group.buffers, error) ||
+          !ReadBytes(g, "bytes", at, group.bytes, error)) {
+        return false;
+      }
+      m.peak.groups.push_back(std::move(group));
+    }
+  }
   return true;
 }
 
@@ -139,6 +178,7 @@ ModuleFigures FiguresFromReport(const ModuleReport& report) {
     m.wire_by_kind[kind] = totals.wire_bytes_per_device;
   }
   m.rng_materialized_bytes = report.rng.totals.materialized_bytes;
+  m.peak = ComposePeak(memory, report.rng);
   for (const passes::RngFinding& f : report.rng.findings) {
     m.findings.push_back({std::string(passes::FindingName(f.kind)), f.op_name, f.site, f.bytes,
                           std::string(passes::SeverityName(f.severity)), f.source, f.message});
@@ -178,6 +218,19 @@ nlohmann::ordered_json BaselineToJson(const std::vector<ModuleFigures>& modules)
           {{"kind", f.kind}, {"op_name", f.op_name}, {"site", f.site}, {"bytes", f.bytes}});
     }
     j["findings"] = std::move(findings);
+    nlohmann::ordered_json categories = nlohmann::ordered_json::object();
+    for (const auto& [category, bytes] : m.peak.bytes_by_category) categories[category] = bytes;
+    j["peak_by_category"] = std::move(categories);
+    nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+    for (const PeakGroup& g : m.peak.groups) {
+      groups.push_back({{"category", g.category},
+                        {"op_name", g.op_name},
+                        {"shape", g.shape},
+                        {"source", g.source},
+                        {"buffers", g.buffers},
+                        {"bytes", g.bytes}});
+    }
+    j["peak_groups"] = std::move(groups);
     list.push_back(std::move(j));
   }
   out["modules"] = std::move(list);

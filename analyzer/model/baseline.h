@@ -31,6 +31,7 @@
 #include "analyzer/model/device_memory.h"
 #include "analyzer/model/fit_fixes.h"
 #include "analyzer/model/module_report.h"
+#include "analyzer/model/peak_groups.h"
 
 namespace spmdsim::analyzer {
 
@@ -59,6 +60,9 @@ struct ModuleFigures {
   std::map<std::string, int64_t> wire_by_kind;  // the same, by collective kind
   int64_t rng_materialized_bytes = 0;           // buffers of every RNG site
   std::vector<CheckFinding> findings;
+  // What is live at the peak, by category and (op_name, shape) group (peak_groups.h): what a
+  // failed check says grew. Empty in a baseline written before it was kept.
+  PeakComposition peak;
   // Whether the peak fits the module's device; only for the modules analysed in this run (the
   // baseline file does not keep it).
   std::optional<FitVerdict> fit;

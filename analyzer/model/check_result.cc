@@ -123,6 +123,23 @@ void AddComparisonRows(const ModuleFigures& base, const CheckOptions& options, M
   }
   check.rows.push_back(CompareRow(now, "rng_materialized_bytes", base.rng_materialized_bytes,
                                   now.rng_materialized_bytes, tol));
+  // A memory row that regressed says what grew at the peak, and where in the user's program: the
+  // peak and temp rows any group, the RNG row the random bits'.
+  const std::vector<PeakGrowth> grew = PeakGrowthOf(base.peak, now.peak, 16);
+  for (CheckRow& row : check.rows) {
+    if (row.status != CheckStatus::kRegressed) continue;
+    const bool rng = row.metric == "rng_materialized_bytes";
+    if (!rng && row.metric != "peak_bytes" && row.metric != "temp_bytes") continue;
+    std::vector<PeakGrowth> shown;
+    for (const PeakGrowth& g : grew) {
+      if ((!rng || g.category == "random bits") && shown.size() < 3) shown.push_back(g);
+    }
+    if (shown.empty()) continue;
+    row.message += ". What grew at the peak: ";
+    for (size_t i = 0; i < shown.size(); ++i) row.message += (i > 0 ? "; " : "") + shown[i].Text();
+    row.source = shown.front().group.source;
+    if (!rng || check.grew.empty()) check.grew = shown;
+  }
 
   std::set<std::pair<std::string, std::string>> known;
   for (const CheckFinding& f : base.findings) known.insert({f.kind, f.op_name});

@@ -53,6 +53,9 @@ struct CheckRow {
   bool limit_unknown = false;  // must_fit without a device: no limit to show
   CheckStatus status = CheckStatus::kOk;
   std::string message;  // one sentence, for annotations, JUnit and SARIF
+  // "file.py:76" of the user's program where the largest growth at the peak comes from (memory
+  // rows that regressed, with a baseline that keeps its peak groups); "" otherwise.
+  std::string source;
 
   // (now - baseline) / baseline x 100; nullopt without a baseline or from a baseline of 0.
   std::optional<double> ChangePct() const;
@@ -78,6 +81,8 @@ struct ModuleCheck {
   BaselineMatch match = BaselineMatch::kNone;
   std::vector<CheckRow> rows;
   std::vector<CheckedFinding> findings;
+  // What grew at the peak since the baseline, largest first, when a memory row regressed.
+  std::vector<PeakGrowth> grew;
 
   bool Passed() const;
 };

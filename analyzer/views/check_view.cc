@@ -28,6 +28,7 @@ nlohmann::ordered_json RowJson(const CheckRow& row) {
   j["limit_kind"] = row.baseline ? (row.is_count ? "no-new-findings" : "tolerance") : "absolute";
   j["status"] = CheckStatusName(row.status);
   j["message"] = row.message;
+  j["source"] = row.source.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(row.source);
   return j;
 }
 
@@ -99,6 +100,19 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
         m.match == BaselineMatch::kMissing ? nlohmann::ordered_json() : FiguresToJson(m.figures);
     check["checks"] = nlohmann::ordered_json::array();
     for (const CheckRow& row : m.rows) check["checks"].push_back(RowJson(row));
+    check["grew"] = nlohmann::ordered_json::array();
+    for (const PeakGrowth& g : m.grew) {
+      check["grew"].push_back({{"category", g.category},
+                               {"category_change_bytes", g.category_change},
+                               {"op_name", g.group.op_name},
+                               {"shape", g.group.shape},
+                               {"source", g.group.source},
+                               {"buffers", g.group.buffers},
+                               {"bytes", g.group.bytes},
+                               {"new_buffers", g.new_buffers},
+                               {"change_bytes", g.change_bytes},
+                               {"text", g.Text()}});
+    }
     check["findings"] = nlohmann::ordered_json::array();
     for (const CheckedFinding& f : m.findings) check["findings"].push_back(FindingJson(f));
     module["check"] = std::move(check);
@@ -207,6 +221,8 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
                          CheckCellValue(row, row.now), CheckCellChange(row), CheckCellLimit(row),
                          CheckCellStatus(row));
     }
+    if (!m.grew.empty()) out << "  what grew at the peak:\n";
+    for (const PeakGrowth& g : m.grew) out << "    " << g.Text() << "\n";
     for (const CheckedFinding& checked : m.findings) {
       if (!checked.is_new) continue;
       const CheckFinding& finding = checked.finding;

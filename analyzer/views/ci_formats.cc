@@ -149,7 +149,12 @@ void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
     }
     for (const CheckRow& row : m.rows) {
       if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
-      Annotation(out, "error", module_file, 0,
+      // At the user's source line of the largest growth when known (the dump is not in the pull
+      // request), else at the module's file.
+      const SourceLocation where = SplitSource(row.source);
+      Annotation(out, "error",
+                 row.source.empty() ? module_file : RelativeTo(where.file, options.source_root),
+                 row.source.empty() ? 0 : where.line,
                  fmt::format("spmdsim {} {}", row.metric, CheckStatusName(row.status)),
                  row.message);
     }
@@ -187,6 +192,12 @@ std::string GithubStepSummary(const CheckRun& run) {
                          CheckCellValue(row, row.now), CheckCellChange(row), CheckCellLimit(row),
                          row.status == CheckStatus::kOk ? status : "**" + status + "**");
     }
+  }
+  for (const ModuleCheck& m : run.modules) {
+    if (m.grew.empty()) continue;
+    out << fmt::format("\nWhat grew at the peak of {} ({}):\n\n", MarkdownCell(m.figures.name),
+                       MarkdownCell(m.figures.stage));
+    for (const PeakGrowth& g : m.grew) out << "- " << MarkdownCell(g.Text()) << "\n";
   }
   bool any_new = false;
   for (const ModuleCheck& m : run.modules) {

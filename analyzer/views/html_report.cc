@@ -14,6 +14,7 @@
 #include "analyzer/model/collective_label.h"
 #include "analyzer/model/finding_scope.h"
 #include "analyzer/model/module_stage.h"
+#include "analyzer/model/random_bit_values.h"
 #include "analyzer/views/buffer_groups.h"
 #include "analyzer/views/fit_view.h"
 #include "analyzer/views/rng_sites_view.h"
@@ -244,32 +245,6 @@ void MemoryTerms(const MemoryReport& report, std::string& out) {
 std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
   return E(GroupSummary(groups, limit));
 }
-
-// Every value an RNG site's buffers hold (counters and random bits), as "name{index}", or as
-// "name" for a whole instruction: views into the RNG result, which outlives this (no string
-// made per value; a buffer may hold thousands).
-class RandomBitValues {
- public:
-  explicit RandomBitValues(const passes::RngSiteResult& rng) {
-    for (const RngSite& site : rng.sites) {
-      for (const passes::RngSiteBuffer& buffer : site.buffers) {
-        Add(buffer.value);
-        for (const std::string& value : buffer.values) Add(value);
-      }
-    }
-  }
-  // `name_and_index`: "name{index}", "{}" for a whole instruction.
-  bool Contains(std::string_view name_and_index) const {
-    if (indexed_.count(name_and_index) != 0) return true;
-    return name_and_index.ends_with("{}") &&
-           whole_.count(name_and_index.substr(0, name_and_index.size() - 2)) != 0;
-  }
-
- private:
-  void Add(std::string_view value) { (value.ends_with('}') ? indexed_ : whole_).insert(value); }
-  std::unordered_set<std::string_view> indexed_;
-  std::unordered_set<std::string_view> whole_;
-};
 
 void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
                 const HtmlReportOptions& options, std::string& out) {

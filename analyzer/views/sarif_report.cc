@@ -160,8 +160,12 @@ nlohmann::ordered_json SarifLog(const CheckRun& run, const SarifOptions& options
           row.baseline ? nlohmann::ordered_json(*row.baseline) : nlohmann::ordered_json();
       properties["now"] = row.now;
       properties["limit"] = row.limit;
+      // At the user's source line of the largest growth when known, else at the module's file.
+      const SourceLocation where = SplitSource(row.source);
       results.push_back(Result(RowRule(row), "error", row.message,
-                               Location(m.figures.file, 0, options), std::move(properties)));
+                               row.source.empty() ? Location(m.figures.file, 0, options)
+                                                  : Location(where.file, where.line, options),
+                               std::move(properties)));
     }
     for (const CheckedFinding& checked : m.findings) {
       const CheckFinding& f = checked.finding;
