@@ -145,9 +145,9 @@ std::vector<std::string> Lines(const std::string& text) {
 // A dump folder's text opens with one row per module, the same figures as each module's JSON,
 // the largest after-optimizations peak marked; one module has no summary.
 TEST_CASE("analyze text: several modules open with a one-screen summary of their peaks") {
-  for (const std::string dir : {std::string(SPMDSIM_TESTDATA_DIR) +
-                                    "/dumps/jax012_gpu8_seed_flax_dp_partitionable_kernel_remat",
-                                kDump}) {
+  for (const std::string& dir : {std::string(SPMDSIM_TESTDATA_DIR) +
+                                     "/dumps/jax012_gpu8_seed_flax_dp_partitionable_kernel_remat",
+                                 kDump}) {
     const RunOutput json_run = RunSpmdsim("analyze " + dir + " --format json --timeline-points 1");
     const RunOutput text_run = RunSpmdsim("analyze " + dir + " --timeline-points 1");
     REQUIRE(json_run.exit_code == 0);
