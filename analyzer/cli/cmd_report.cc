@@ -4,7 +4,8 @@
 //
 // Writes one self-contained HTML page (analyzer/views/html_report.h) for every loaded module and,
 // with --trace, the simulated step of one module as a Chrome trace-event JSON file
-// (analyzer/views/trace_writer.h): the first after_optimizations module, else the first module
+// (analyzer/views/trace_writer.h): the after_optimizations module with the largest peak (a dump
+// folder's train step, not its init function), else the first module
 // (narrow with --module). docs/REPORT.md describes both.
 #include <algorithm>
 #include <fstream>
@@ -84,12 +85,16 @@ int RunReport(const ReportOptions& options) {
     return kExitUsage;
   }
   if (!options.trace.empty()) {
+    // The step a user asks about: of the after-optimizations modules (what runs), the one with
+    // the largest peak (a dump folder's train step, not its init function); else the first.
     const ModuleReport* traced = &reports.front();
+    bool after = false;
     for (const ModuleReport& report : reports) {
-      if (report.input->stage == dump::ModuleStage::kAfterOptimizations) {
+      if (report.input->stage != dump::ModuleStage::kAfterOptimizations) continue;
+      if (!after || report.memory.prediction.peak_bytes > traced->memory.prediction.peak_bytes) {
         traced = &report;
-        break;
       }
+      after = true;
     }
     // Invalid UTF-8 in a dump's strings becomes U+FFFD rather than an exception.
     const std::string trace = JsonText(BuildTrace(*traced), 1);
@@ -120,8 +125,8 @@ void RegisterReportCommand(CLI::App& app, RunFn& run) {
   command->add_option("--devices-per-node", options->devices_per_node,
                       "Override the topology's devices per node");
   command->add_option("--trace", options->trace,
-                      "Also write the simulated step of one module (the first "
-                      "after_optimizations one) as Chrome trace-event JSON (- for stdout)");
+                      "Also write the simulated step of one module (the after_optimizations one "
+                      "with the largest peak) as Chrome trace-event JSON (- for stdout)");
   command
       ->add_option("--max-rows", options->max_rows, "Rows of each long table; the rest summarised")
       ->check(AtLeastOne())

@@ -401,3 +401,39 @@ TEST_CASE(
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// A dump folder of one process (init, train step, eval): the trace is of the module a user asks
+// about, the after-optimizations one with the largest peak, not the first one written.
+TEST_CASE("report --trace: a dump folder's trace is of the module with the largest peak") {
+  const std::string dir =
+      std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/jax012_cpu8_flax_process_init_train_eval";
+  TempDir out;
+  const fs::path trace_path = out.path / "trace.json";
+  REQUIRE(Run("report " + dir + " -o " + (out.path / "r.html").string() + " --trace " +
+              trace_path.string())
+              .exit_code == 0);
+  const nlohmann::json trace = nlohmann::json::parse(ReadText(trace_path));
+  const nlohmann::json modules =
+      nlohmann::json::parse(Run("analyze " + dir + " --format json --timeline-points 1").out)
+          .at("modules");
+  std::string largest;
+  int64_t peak = -1;
+  std::string first;
+  for (const nlohmann::json& m : modules) {
+    if (m.at("stage") != "after_optimizations") continue;
+    if (first.empty()) first = m.at("name");
+    if (m.at("memory").at("peak_bytes").get<int64_t>() > peak) {
+      peak = m.at("memory").at("peak_bytes");
+      largest = m.at("name");
+    }
+  }
+  REQUIRE(largest != first);  // the case this is for
+  CHECK(trace.at("otherData").at("module") == largest);
+  CHECK(trace.at("otherData").at("peak_bytes") == peak);
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
