@@ -6,6 +6,7 @@
 // random bits with what each RNG lowering or a remat fix would save of them. Works before anyone
 // has the dump; with --dump (or --devices) the RNG what-if gets the device count, and a dump that
 // is already rematerialized is not told to remat. Output: analyzer/views/oom_view.h.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -99,7 +100,9 @@ struct DumpVerdict {
 void AnalyzeDumpPeak(OomDump& dumped) {
   const dump::ModuleInput& input = *dumped.chosen;
   dumped.analyses = std::make_unique<passes::ModuleAnalyses>(*input.module);
-  dumped.memory.live_at_peak_limit = kPeakBuffersListed;
+  // The whole listing: the fixes count the random bits among every buffer live at the peak (a cut
+  // listing of the 20 largest read 0 B of them where the bits are smaller than those).
+  dumped.memory.live_at_peak_limit = 0;
   dumped.memory.timeline_points = 1;
   dumped.baseline = BuildMemoryReport(input, dumped.memory, dumped.analyses.get()).prediction;
   dumped.memory.platform = dumped.baseline.platform;  // the rules the peak was sized by
@@ -150,7 +153,9 @@ int RunOom(const OomCommandOptions& command) {
   if (!command.dump.empty()) {
     if (const int status = ReadDump(command, options, dumped); status != kExitOk) return status;
     AnalyzeDumpPeak(dumped);
-    options.peak_buffers = PeakBuffersAsListed(dumped.baseline.live_at_peak);
+    const std::vector<passes::LiveBuffer>& live = dumped.baseline.live_at_peak;
+    options.peak_buffers = PeakBuffersAsListed(
+        {live.begin(), live.begin() + std::min<ptrdiff_t>(kPeakBuffersListed, live.size())});
   }
   std::string error;
   const std::optional<OomReport> report = ParseOomLog(text, error, options);

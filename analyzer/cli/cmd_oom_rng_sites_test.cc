@@ -241,3 +241,28 @@ TEST_CASE("rng sites text: consumers of one kind are folded into a count") {
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// `oom --dump` and `analyze` judge one module: the random bits they count at its peak are the
+// same bytes (oom lists 20 buffers, but counts among all of them).
+TEST_CASE("oom --dump counts the random bits at the peak as analyze does") {
+  const std::string dir = std::string(SPMDSIM_TESTDATA_DIR) +
+                          "/dumps/jax012_gpu8_seed_flax_dp_partitionable_kernel_remat";
+  const std::string log = std::string(SPMDSIM_TESTDATA_DIR) + "/oom/seed_000.log";
+  const RunOutput oom = RunSpmdsim("oom " + log + " --dump " + dir + " --format json");
+  const RunOutput analyze =
+      RunSpmdsim("analyze " + dir + " --stage after --format json --timeline-points 1");
+  REQUIRE(oom.exit_code == 0);
+  REQUIRE(analyze.exit_code == 0);
+  const nlohmann::json from_oom = nlohmann::json::parse(oom.out).at("fit");
+  const nlohmann::json from_analyze =
+      nlohmann::json::parse(analyze.out).at("modules").at(0).at("fit");
+  REQUIRE(from_analyze.at("fits") == false);
+  CHECK(from_analyze.at("random_bits_at_peak_bytes").get<int64_t>() > 0);
+  CHECK(from_oom.at("random_bits_at_peak_bytes") == from_analyze.at("random_bits_at_peak_bytes"));
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer
