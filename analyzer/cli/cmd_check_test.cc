@@ -602,6 +602,14 @@ TEST_CASE("check: a folder with a module that does not parse never passes, in ev
 namespace spmdsim::analyzer {
 namespace {
 
+// The buffers `analyze` lists at the peak of a dump's after-optimizations module.
+json LiveAtPeak(const std::string& dump) {
+  const RunOutput run =
+      RunSpmdsim("analyze " + dump + " --stage after --format json --timeline-points 1");
+  REQUIRE(run.exit_code == 0);
+  return json::parse(run.out).at("modules").at(0).at("memory").at("live_at_peak");
+}
+
 // The seed step on 8 H100s: a baseline of XLA's replicated-threefry compile, then the
 // partitionable compile checked against it. The baseline keeps what is live at the peak, by
 // category (the buffers analyze lists there, byte for byte) and by group; the failure names the
@@ -613,14 +621,7 @@ TEST_CASE("check: a peak regression says what grew at the peak and where in the 
   const std::string baseline = dir / "baseline.json";
   REQUIRE(RunSpmdsim("check " + before + " --write-baseline " + baseline).exit_code == 0);
   const json written = json::parse(ReadText(baseline)).at("modules").at(0);
-  const json analyzed = json::parse(RunSpmdsim("analyze " + before +
-                                               " --stage after --format json "
-                                               "--timeline-points 1")
-                                        .out)
-                            .at("modules")
-                            .at(0)
-                            .at("memory")
-                            .at("live_at_peak");
+  const json analyzed = LiveAtPeak(before);
   int64_t live = 0;
   for (const json& b : analyzed) live += b.at("size_bytes").get<int64_t>();
   int64_t by_category = 0;
@@ -671,14 +672,7 @@ TEST_CASE("check: a peak regression says what grew at the peak and where in the 
   }
   CHECK(check.at("grew")[0].at("source") == peak_source);
   // The source is a line of the program whose buffer is live at the new peak.
-  const json now_live = json::parse(RunSpmdsim("analyze " + after +
-                                               " --stage after --format json "
-                                               "--timeline-points 1")
-                                        .out)
-                            .at("modules")
-                            .at(0)
-                            .at("memory")
-                            .at("live_at_peak");
+  const json now_live = LiveAtPeak(after);
   bool live_there = false;
   for (const json& b : now_live) live_there |= b.at("source") == peak_source;
   CHECK(live_there);

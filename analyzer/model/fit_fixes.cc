@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analyzer/emit/human_units.h"
+#include "analyzer/model/random_bit_values.h"
 #include "ir/checked_math.h"
 #include "passes/rng/rng_mode_peak.h"
 
@@ -123,17 +124,10 @@ void AddModeFixes(passes::ModuleAnalyses& analyses, const FitVerdict& verdict,
 
 // The random-bits sites' buffers among those live at the peak.
 int64_t RandomBitsAtPeak(const passes::RngSiteResult& rng, const passes::PeakMemoryResult& peak) {
-  std::set<std::string> values;
-  for (const passes::RngSite& site : rng.sites) {
-    if (site.purpose != passes::SitePurpose::kBits) continue;
-    for (const passes::RngSiteBuffer& b : site.buffers) {
-      values.insert(b.values.begin(), b.values.end());
-      values.insert(b.value);
-    }
-  }
+  const RandomBitValues values(rng, /*bits_only=*/true);
   int64_t bytes = 0;
   for (const passes::LiveBuffer& live : peak.live_at_peak) {
-    if (values.count(live.instruction) != 0 || values.count(live.instruction + live.index) != 0) {
+    if (values.Contains(live.instruction + live.index)) {
       bytes = ir::SaturatingAdd(bytes, live.size_bytes);
     }
   }

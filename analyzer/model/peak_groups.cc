@@ -8,23 +8,19 @@
 #include "analyzer/emit/human_units.h"
 #include "analyzer/model/random_bit_values.h"
 #include "ir/checked_math.h"
+#include "ir/opcode.h"
 
 namespace spmdsim::analyzer {
 namespace {
-
-bool IsCollective(std::string_view opcode) {
-  for (const std::string_view kind : {"all-gather", "all-reduce", "reduce-scatter", "all-to-all",
-                                      "collective-permute", "collective-broadcast"}) {
-    if (opcode.starts_with(kind)) return true;
-  }
-  return false;
-}
 
 std::string CategoryOf(const passes::LiveBuffer& b, const RandomBitValues& random) {
   if (random.Contains(b.instruction + b.index)) return "random bits";
   if (b.kind.starts_with("argument")) return "parameters";
   if (b.kind == "output") return "outputs";
-  if (IsCollective(b.opcode)) return "collective buffers";
+  // XLA's label is the opcode's name ("all-gather-start"); send/recv buffers count too.
+  if (ir::CollectiveKindOf(ir::OpcodeFromName(b.opcode)) != ir::CollectiveKind::kNone) {
+    return "collective buffers";
+  }
   return "other temp";
 }
 

@@ -2,8 +2,9 @@
 
 namespace spmdsim::analyzer {
 
-RandomBitValues::RandomBitValues(const passes::RngSiteResult& rng) {
+RandomBitValues::RandomBitValues(const passes::RngSiteResult& rng, bool bits_only) {
   for (const passes::RngSite& site : rng.sites) {
+    if (bits_only && site.purpose != passes::SitePurpose::kBits) continue;
     for (const passes::RngSiteBuffer& buffer : site.buffers) {
       Add(buffer.value);
       for (const std::string& value : buffer.values) Add(value);
@@ -13,8 +14,8 @@ RandomBitValues::RandomBitValues(const passes::RngSiteResult& rng) {
 
 bool RandomBitValues::Contains(std::string_view name_and_index) const {
   if (indexed_.count(name_and_index) != 0) return true;
-  return name_and_index.ends_with("{}") &&
-         whole_.count(name_and_index.substr(0, name_and_index.size() - 2)) != 0;
+  // A whole instruction's entry holds each of its values, every index.
+  return whole_.count(name_and_index.substr(0, name_and_index.find('{'))) != 0;
 }
 
 void RandomBitValues::Add(std::string_view value) {

@@ -14,8 +14,10 @@ namespace spmdsim::analyzer {
 
 class RandomBitValues {
  public:
-  explicit RandomBitValues(const passes::RngSiteResult& rng);
-  // `name_and_index`: "name{index}", "{}" for a whole instruction.
+  // `bits_only`: the sites that draw bits (SitePurpose::kBits), not key derivations.
+  explicit RandomBitValues(const passes::RngSiteResult& rng, bool bits_only = false);
+  // `name_and_index`: "name{index}", "{}" for a whole instruction; an entry "name" holds every
+  // index of that instruction.
   bool Contains(std::string_view name_and_index) const;
 
  private:

@@ -135,49 +135,52 @@ nlohmann::ordered_json CheckToJson(const CheckRun& run) {
 
 namespace {
 
-std::string VerdictOfModules(const CheckRun& run) {
+// The verdict on the modules read, without its PASSED/FAILED.
+struct ModulesVerdict {
+  bool passed = false;
+  std::string text;
+};
+
+ModulesVerdict VerdictOfModules(const CheckRun& run) {
+  if (!run.nothing_compared.empty())
+    return {false, "nothing was compared: " + run.nothing_compared};
   int64_t failed = 0;
   int64_t rows = 0;
   for (const ModuleCheck& m : run.modules) {
     failed += m.Passed() ? 0 : 1;
     rows += static_cast<int64_t>(m.rows.size());
   }
+  const size_t modules = run.modules.size();
+  const char* plural = modules == 1 ? "" : "s";
+  if (failed == 0 && rows == 0 && run.options.writing_baseline) {
+    return {true,
+            fmt::format("nothing compared, the baseline of {} module{} written", modules, plural)};
+  }
+  if (failed == 0) {
+    return {true, fmt::format("{} check{} in {} module{}, none regressed or over a limit", rows,
+                              rows == 1 ? "" : "s", modules, plural)};
+  }
   const int64_t regressions = run.CountRows(CheckStatus::kRegressed);
   const int64_t breaches = run.CountRows(CheckStatus::kBreached);
-  if (!run.nothing_compared.empty()) {
-    return "FAILED: nothing was compared: " + run.nothing_compared;
-  }
-  // Whether the modules read passed (unread inputs are CheckVerdict's).
-  const bool passed = run.nothing_compared.empty() && failed == 0;
-  if (passed && rows == 0 && run.options.writing_baseline) {
-    return fmt::format("PASSED: nothing compared, the baseline of {} module{} written",
-                       run.modules.size(), run.modules.size() == 1 ? "" : "s");
-  }
-  if (passed) {
-    return fmt::format("PASSED: {} check{} in {} module{}, none regressed or over a limit", rows,
-                       rows == 1 ? "" : "s", run.modules.size(),
-                       run.modules.size() == 1 ? "" : "s");
-  }
-  return fmt::format(
-      "FAILED: {} regression{}, {} limit breach{}, {} new finding{}, in {} of {} module{}",
-      regressions, regressions == 1 ? "" : "s", breaches, breaches == 1 ? "" : "es",
-      run.NewFindings(), run.NewFindings() == 1 ? "" : "s", failed, run.modules.size(),
-      run.modules.size() == 1 ? "" : "s");
+  return {false, fmt::format("{} regression{}, {} limit breach{}, {} new finding{}, in {} of {} "
+                             "module{}",
+                             regressions, regressions == 1 ? "" : "s", breaches,
+                             breaches == 1 ? "" : "es", run.NewFindings(),
+                             run.NewFindings() == 1 ? "" : "s", failed, modules, plural)};
 }
 
 }  // namespace
 
 std::string CheckVerdict(const CheckRun& run) {
-  std::string modules = VerdictOfModules(run);
-  if (run.unread_inputs.empty()) return modules;
-  modules = modules.substr(modules.find(": ") + 2);  // without its PASSED/FAILED
+  const ModulesVerdict modules = VerdictOfModules(run);
+  if (run.unread_inputs.empty()) return (modules.passed ? "PASSED: " : "FAILED: ") + modules.text;
   // Never PASSED while a file went unread: its modules were not checked.
   const size_t n = run.unread_inputs.size();
   return fmt::format(
       "FAILED: {} file{} could not be read or parsed ({}{}), {} modules not checked; "
       "the others: {}",
       n, n == 1 ? "" : "s", run.unread_inputs.front().file,
-      n > 1 ? fmt::format(" and {} more", n - 1) : "", n == 1 ? "its" : "their", modules);
+      n > 1 ? fmt::format(" and {} more", n - 1) : "", n == 1 ? "its" : "their", modules.text);
 }
 
 void PrintCheckText(const CheckRun& run, std::ostream& out) {
