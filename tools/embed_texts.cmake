@@ -1,7 +1,15 @@
-# cmake -DDIR=dir -DOUTPUT=file.cc -DFUNCTION=Name -P embed_texts.cmake
+# cmake -DDIR=dir -DOUTPUT=file.cc -DFUNCTION=Name [-DPATTERNS="*.js;*.css"] -P embed_texts.cmake
 # Writes a C++ source defining spmdsim::analyzer::FUNCTION(), the list of {stem, text} of every
-# *.json file in DIR (sorted by name), so data files ship inside the binary.
-file(GLOB inputs ${DIR}/*.json)
+# file in DIR matching PATTERNS (default *.json; sorted by name), so data files ship inside the
+# binary.
+if(NOT PATTERNS)
+  set(PATTERNS "*.json")
+endif()
+set(inputs "")
+foreach(pattern ${PATTERNS})
+  file(GLOB matched ${DIR}/${pattern})
+  list(APPEND inputs ${matched})
+endforeach()
 list(SORT inputs)
 set(entries "")
 set(arrays "")

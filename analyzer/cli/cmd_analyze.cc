@@ -2,6 +2,9 @@
 //                             [--timeline-points N] [--sizes global|sharded|auto]
 //                             [--platform auto|cpu|gpu|tpu] [--memory-space N]
 //                             [--device NAME] [--capacity SIZE] [--mem-fraction F]
+//                             [--at POSITION]
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -11,6 +14,9 @@
 #include "analyzer/emit/progress.h"
 #include "analyzer/model/module_report.h"
 #include "analyzer/model/module_stage.h"
+#include "analyzer/model/peak_groups.h"
+#include "analyzer/model/random_bit_values.h"
+#include "analyzer/model/rng_report.h"
 #include "analyzer/views/fit_view.h"
 #include "analyzer/views/memory_view.h"
 #include "analyzer/views/module_summary_view.h"
@@ -26,7 +32,39 @@ struct AnalyzeOptions {
   std::string sizes = "auto";     // auto: per device from shardings for unpartitioned modules
   int64_t memory_space = 0;       // the S(n) whose temporaries are listed (0: device memory)
   DeviceChoice device;            // what the fit verdict compares the peak with
+  int64_t at = -1;                // a schedule position whose live buffers are listed; -1: none
 };
+
+// What is live at options.at, each buffer with its category (the RNG sites tell random bits).
+void AddLiveAt(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
+               const MemoryReport& report, const passes::MemoryAnalysisOptions& analysis,
+               const AnalyzeOptions& options, nlohmann::ordered_json* json, std::ostream* text,
+               bool& out_of_range) {
+  const passes::PeakMemoryResult& m = report.prediction;
+  if (options.at >= m.schedule_length) {
+    out_of_range = true;
+    const std::string message =
+        fmt::format("--at {}: the schedule of {} has {} positions (0..{})", options.at,
+                    input.module->name, m.schedule_length, m.schedule_length - 1);
+    if (json != nullptr)
+      (*json)["memory"]["live_at"] = {{"position", options.at}, {"error", message}};
+    if (text != nullptr) *text << "  " << message << "\n";
+    return;
+  }
+  Progress::Get().Update(std::string(input.module->name) + ": rng sites");
+  RngReportInputs inputs;
+  inputs.baseline = &m;
+  inputs.memory = &analysis;
+  const passes::RngSiteResult rng = BuildRngReport(input, analyses, inputs);
+  Progress::Get().Clear();
+  const RandomBitValues random(rng);
+  const passes::LiveAtPosition at = passes::LiveAt(m, options.at);
+  std::vector<std::string> categories;
+  categories.reserve(at.buffers.size());
+  for (const passes::LiveBuffer& b : at.buffers) categories.push_back(BufferCategory(b, random));
+  if (json != nullptr) (*json)["memory"]["live_at"] = LiveAtToJson(at, categories);
+  if (text != nullptr) PrintLiveAtText(at, categories, options.live_buffers, *text);
+}
 
 int RunAnalyze(const AnalyzeOptions& options) {
   LoadedOrExit loaded = LoadAllInputs(options.input);
@@ -36,6 +74,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
   const bool summary = options.input.format == "text" && loaded.modules.size() > 1;
   std::vector<ModuleSummaryRow> rows;
   std::ostringstream details;
+  bool out_of_range = false;  // --at past a module's schedule
   const int status = WriteEachModule(
       loaded.modules, options.input.format, summary ? details : std::cout,
       [&](size_t, const dump::ModuleInput& input, nlohmann::ordered_json* json,
@@ -43,6 +82,7 @@ int RunAnalyze(const AnalyzeOptions& options) {
         passes::MemoryAnalysisOptions analysis;
         analysis.timeline_points = options.timeline_points;
         analysis.memory_space = options.memory_space;
+        analysis.record_lifetimes = options.at >= 0;
         analysis.per_device_from_shardings =
             options.sizes == "sharded" || (options.sizes == "auto" && IsUnpartitioned(input));
         Progress::Get().Update(std::string(input.module->name) + ": memory");
@@ -82,12 +122,16 @@ int RunAnalyze(const AnalyzeOptions& options) {
           PrintFixesText(fixes, *text);
           PrintMemoryText(input, report, *text, {options.live_buffers});
         }
+        if (options.at >= 0) {
+          AddLiveAt(input, analyses, report, analysis, options, json, text, out_of_range);
+        }
       });
-  if (!summary || status != kExitOk) return status;
+  const int code = status == kExitOk && out_of_range ? kExitUsage : status;
+  if (!summary || status != kExitOk) return code;
   PrintModuleSummary(rows, std::cout);
   std::cout << details.str();
   std::cout.flush();
-  return std::cout.good() ? kExitOk : kExitUsage;
+  return std::cout.good() ? code : kExitUsage;
 }
 
 }  // namespace
@@ -116,6 +160,11 @@ void RegisterAnalyzeCommand(CLI::App& app, RunFn& run) {
                    "memory (HBM), or a layout's S(n), e.g. 1 for a TPU's VMEM")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
+  command
+      ->add_option("--at", options->at,
+                   "Also list what is live at this schedule position (0-based, as the memory "
+                   "curve and XLA's live-range file number them), each buffer with its category")
+      ->check(CLI::NonNegativeNumber);
   command->callback([options, &run] { run = [options] { return RunAnalyze(*options); }; });
 }
 

@@ -66,6 +66,51 @@ TEST_CASE("analyze text: XLA's OOM-listing words and XLA's figures beside the pr
   CHECK(run.out.find("Buffer 3:") == std::string::npos);
 }
 
+// `--at POSITION`: what is live there, as at the peak when it is the peak position; the live
+// bytes are the curve's; a random-bit buffer is told by its category; past the end: exit 2.
+TEST_CASE("analyze --at: what is live at one schedule position") {
+  const std::string dump =
+      std::string(SPMDSIM_TESTDATA_DIR) + "/dumps/dp8_partitionable_remat --stage after";
+  const RunOutput plain = RunSpmdsim("analyze " + dump + " --format json --timeline-points 100000");
+  REQUIRE(plain.exit_code == 0);
+  const nlohmann::json memory = nlohmann::json::parse(plain.out).at("modules").at(0).at("memory");
+  const int64_t peak = memory.at("peak_time");
+  const RunOutput at_peak =
+      RunSpmdsim("analyze " + dump + " --format json --at " + std::to_string(peak));
+  REQUIRE(at_peak.exit_code == 0);
+  const nlohmann::json live_at =
+      nlohmann::json::parse(at_peak.out).at("modules").at(0).at("memory").at("live_at");
+  CHECK(live_at.at("position") == peak);
+  CHECK(live_at.at("instruction") == memory.at("peak_instruction"));
+  const auto& listed = live_at.at("buffers");
+  const auto& at_the_peak = memory.at("live_at_peak");
+  REQUIRE(listed.size() == at_the_peak.size());
+  CHECK(live_at.at("count") == listed.size());
+  bool random_bits = false;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    CHECK(listed[i].at("instruction") == at_the_peak[i].at("instruction"));
+    CHECK(listed[i].at("size_bytes") == at_the_peak[i].at("size_bytes"));
+    random_bits |= listed[i].at("category") == "random bits";
+  }
+  CHECK(random_bits);  // the dump's dropout bits are live at its peak
+  // Every point of the whole curve (one point per position) has the live bytes --at gives.
+  for (const auto& point : memory.at("timeline")) {
+    if (point.at("time").get<int64_t>() % 97 != 0) continue;
+    const RunOutput at = RunSpmdsim("analyze " + dump + " --format json --at " +
+                                    std::to_string(point.at("time").get<int64_t>()));
+    REQUIRE(at.exit_code == 0);
+    CHECK(nlohmann::json::parse(at.out).at("modules").at(0).at("memory").at("live_at").at(
+              "live_bytes") == point.at("live_bytes"));
+  }
+  const RunOutput text = RunSpmdsim("analyze " + dump + " --at " + std::to_string(peak));
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("live at position " + std::to_string(peak) + ": ") != std::string::npos);
+  const int64_t length = memory.at("schedule_length");
+  const RunOutput past = RunSpmdsim("analyze " + dump + " --at " + std::to_string(length));
+  CHECK(past.exit_code == 2);
+  CHECK(past.out.find("positions (0.." + std::to_string(length - 1) + ")") != std::string::npos);
+}
+
 TEST_CASE("analyze refuses a bad option value") {
   CHECK(RunSpmdsim("analyze " + kDump + " --sizes everything").exit_code == 2);
 }

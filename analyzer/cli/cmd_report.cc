@@ -56,6 +56,7 @@ int RunReport(const ReportOptions& options) {
   }
   ModuleReportOptions analysis;
   analysis.memory.timeline_points = options.timeline_points;
+  analysis.memory.record_lifetimes = true;  // the page's memory view lists any position
   analysis.device = options.device;
   std::vector<ModuleReport> reports;
   reports.reserve(loaded.modules.size());

@@ -11,9 +11,8 @@
 #include "ir/opcode.h"
 
 namespace spmdsim::analyzer {
-namespace {
 
-std::string CategoryOf(const passes::LiveBuffer& b, const RandomBitValues& random) {
+std::string BufferCategory(const passes::LiveBuffer& b, const RandomBitValues& random) {
   if (random.Contains(b.instruction + b.index)) return "random bits";
   if (b.kind.starts_with("argument")) return "parameters";
   if (b.kind == "output") return "outputs";
@@ -23,6 +22,8 @@ std::string CategoryOf(const passes::LiveBuffer& b, const RandomBitValues& rando
   }
   return "other temp";
 }
+
+namespace {
 
 using GroupKey = std::tuple<std::string, std::string, std::string>;  // category, op_name, shape
 
@@ -37,7 +38,7 @@ PeakComposition ComposePeak(const passes::PeakMemoryResult& memory,
   std::map<GroupKey, PeakGroup> groups;
   std::map<GroupKey, int64_t> largest;
   for (const passes::LiveBuffer& b : memory.live_at_peak) {
-    const std::string category = CategoryOf(b, random);
+    const std::string category = BufferCategory(b, random);
     out.bytes_by_category[category] =
         ir::SaturatingAdd(out.bytes_by_category[category], b.size_bytes);
     PeakGroup& g = groups[{category, b.op_name, b.shape}];

@@ -19,6 +19,14 @@
 
 namespace spmdsim::analyzer {
 
+// The categories, in the order the report stacks them.
+inline constexpr const char* kBufferCategories[] = {"parameters", "outputs", "collective buffers",
+                                                    "other temp", "random bits"};
+
+class RandomBitValues;
+// The category of one listed buffer (the module's random-bit values from random_bit_values.h).
+std::string BufferCategory(const passes::LiveBuffer& buffer, const RandomBitValues& random);
+
 struct PeakGroup {
   std::string category;
   std::string op_name;

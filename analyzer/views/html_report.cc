@@ -17,89 +17,41 @@
 #include "analyzer/model/random_bit_values.h"
 #include "analyzer/views/buffer_groups.h"
 #include "analyzer/views/fit_view.h"
+#include "analyzer/views/html_cells.h"
+#include "analyzer/views/report_memview.h"
+#include "analyzer/views/report_rng.h"
 #include "analyzer/views/rng_sites_view.h"
 #include "analyzer/views/svg_chart.h"
 #include "ir/checked_math.h"
 #include "ir/device_count.h"
 
 namespace spmdsim::analyzer {
+
+// The page's script and style sheet (views/report_assets/, embedded at build time).
+const std::vector<std::pair<std::string_view, std::string_view>>& EmbeddedReportAssets();
+
 namespace {
 
+std::string_view Asset(std::string_view stem) {
+  for (const auto& [name, text] : EmbeddedReportAssets()) {
+    if (name == stem) return text;
+  }
+  return {};
+}
+
+using html::Bytes;
+using html::BytesTd;
+using html::E;
+using html::LongTd;
+using html::NumTd;
+using html::Td;
+using html::TimeTd;
 using passes::CollectiveOp;
 using passes::LiveBuffer;
 using passes::PeakMemoryResult;
 using passes::RngCost;
 using passes::RngFinding;
 using passes::RngSite;
-
-constexpr std::string_view kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1400px;
-padding:0 16px;color:#1d2330;background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 6px;padding-top:10px;
-border-top:2px solid #3b6ea8}h3{font-size:15px;margin:22px 0 6px}
-.stage,.muted{color:#5b6475;font-weight:normal}.file{color:#5b6475;font-family:monospace;
-word-break:break-all;margin:0}
-table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
-th,td{border:1px solid #d5dae3;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#eef2f8}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;
-white-space:nowrap}td.code,span.code{font-family:monospace;font-size:12px}
-td.long{font-family:monospace;font-size:12px;word-break:break-all;max-width:46em}
-td.wide{max-width:none}tr.sub td{border-top:none;color:#3d4657}
-td.shape{font-family:monospace;font-size:12px;word-break:break-all;max-width:22em;
-min-width:8em}
-p.verdict{font-size:16px;padding:6px 10px;border-left:5px solid #8a93a3;background:#f3f5f9}
-p.verdict.over{border-color:#b3261e;background:#fdecea}p.verdict.fits{border-color:#1e7b34;
-background:#e9f6ec}p.verdict span.basis{display:block;font-size:12px;color:#5b6475}
-table.summary th{width:13em}.exact{color:#5b6475;font-size:12px}
-tr.total td{font-weight:bold;background:#f6f8fb}.warning{color:#a33b00;font-weight:bold}
-tr.rng td{background:#fff4e0}.rngmark{color:#8a4b00;font-weight:bold;white-space:nowrap}
-.note{color:#5b6475;font-size:13px}nav ul{margin:4px 0;padding-left:20px}
-svg.curve{display:block;margin:6px 0 10px;background:#fbfcfe;border:1px solid #d5dae3}
-svg .area{fill:#9cc0e8;stroke:#2f65a7;stroke-width:1}svg .grid{stroke:#e3e7ee;stroke-width:1}
-svg .frame{stroke:#5b6475;stroke-width:1}svg .peak{stroke:#b3261e;stroke-width:1.2;
-stroke-dasharray:5 4}svg .peaklabel{fill:#b3261e;font-size:12px}svg .max{fill:#b3261e}
-svg .maxlabel{fill:#1d2330;font-size:12px}svg .axis{fill:#5b6475;font-size:11px}
-details{margin:4px 0 10px}summary{cursor:pointer;color:#2f65a7}
-)";
-
-std::string E(std::string_view text) { return HtmlEscape(text); }
-
-// "2.84 MiB" with the exact count in a tooltip.
-std::string Bytes(int64_t bytes) {
-  return fmt::format("<span title=\"{} bytes\">{}</span>", bytes, E(HumanBytes(bytes)));
-}
-
-std::string BytesTd(int64_t bytes) {
-  return fmt::format("<td class=\"num\" title=\"{} bytes\">{}</td>", bytes, E(HumanBytes(bytes)));
-}
-
-std::string NumTd(int64_t value) { return fmt::format("<td class=\"num\">{}</td>", value); }
-
-std::string Td(std::string_view text, std::string_view css = {}) {
-  if (css.empty()) return "<td>" + E(text) + "</td>";
-  return fmt::format("<td class=\"{}\">{}</td>", css, E(text));
-}
-
-// Dump strings longer than this (the op_name of a combined all-reduce, a tuple shape) are cut in
-// the cell; the whole text stays in the cell's title.
-constexpr size_t kMaxCellChars = 240;
-
-// A cell of dump text, cut to kMaxCellChars (at a UTF-8 character boundary).
-// `attributes` is markup of ours (colspan="13"), never dump text.
-std::string LongTd(std::string_view text, std::string_view css, std::string_view attributes = {}) {
-  const std::string open =
-      fmt::format("<td class=\"{}\"{}{}", css, attributes.empty() ? "" : " ", attributes);
-  if (text.size() <= kMaxCellChars) return open + ">" + E(text) + "</td>";
-  size_t cut = kMaxCellChars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return fmt::format("{} title=\"{}\">{}... ({} characters)</td>", open, E(text),
-                     E(text.substr(0, cut)), text.size());
-}
-
-std::string TimeTd(double us, bool estimated) {
-  if (!estimated) return "<td class=\"num\">-</td>";
-  return fmt::format("<td class=\"num\" title=\"{:.3f} us\">{}</td>", us, E(HumanTime(us)));
-}
 
 std::string Terms(int64_t peak, int64_t argument, int64_t output, int64_t alias, int64_t temp) {
   return fmt::format(
@@ -247,7 +199,7 @@ std::string GroupText(const std::vector<BufferGroup>& groups, size_t limit) {
 }
 
 void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
-                const HtmlReportOptions& options, std::string& out) {
+                const HtmlReportOptions& options, size_t number, std::string& out) {
   if (m.peak_time >= 0) {
     out += fmt::format(
         "<h3>Live at the peak: position {}, <span class=\"code\">{}</span> ({}), {} buffers</h3>\n",
@@ -295,10 +247,12 @@ void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
   }
   out += fmt::format("<details{}><summary>the buffers, largest first ({} of {})</summary>\n",
                      shown <= 40 ? " open" : "", shown, m.live_at_peak.size());
-  out +=
-      "<table class=\"live\"><tr><th class=\"num\">#</th><th class=\"num\">size</th>"
-      "<th>instruction</th><th>XLA label</th><th>shape</th><th>op_name</th><th>source</th>"
-      "</tr>\n";
+  out += fmt::format(
+      "<input class=\"table-filter\" data-for=\"live-{0}\" placeholder=\"filter the buffers\" "
+      "aria-label=\"filter the buffers\">\n<table class=\"live sortable\" id=\"live-{0}\"><thead>"
+      "<tr><th class=\"num\">#</th><th class=\"num\">size</th><th>instruction</th><th>XLA "
+      "label</th><th>shape</th><th>op_name</th><th>source</th></tr></thead><tbody>\n",
+      number);
   for (size_t i = 0; i < shown; ++i) {
     const LiveBuffer& b = m.live_at_peak[i];
     const bool random = is_random(b);
@@ -310,7 +264,7 @@ void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
                 : Td(b.opcode + " (" + b.kind + ")")) +
         LongTd(b.shape, "shape") + LongTd(b.op_name, "long") + LongTd(b.source, "long") + "</tr>\n";
   }
-  out += "</table>\n";
+  out += "</tbody></table>\n";
   if (m.live_at_peak.size() > shown) {
     const std::vector<LiveBuffer> rest(m.live_at_peak.begin() + static_cast<long>(shown),
                                        m.live_at_peak.end());
@@ -325,7 +279,7 @@ void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
 // ---- collectives ----
 
 void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
-                 const HtmlReportOptions& options, std::string& out) {
+                 const HtmlReportOptions& options, size_t number, std::string& out) {
   const bool timed = !c.topology.empty();
   out += fmt::format(
       "<h3>Collectives: {} ops, {} runs per step</h3>\n<p>{} on the wire per device and step "
@@ -357,11 +311,14 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
              ir::SaturatingMul(b->wire_bytes_per_device, b->loop_multiplier);
     });
     const size_t shown = std::min(options.max_rows, sorted.size());
-    out +=
-        "<table class=\"collectives\"><tr><th>instruction</th><th>kind</th>"
+    out += fmt::format(
+        "<input class=\"table-filter\" data-for=\"collectives-{0}\" placeholder=\"filter the "
+        "collectives\" aria-label=\"filter the collectives\">\n<table class=\"collectives "
+        "sortable\" id=\"collectives-{0}\"><thead><tr><th>instruction</th><th>kind</th>"
         "<th class=\"num\">group size</th><th>groups span</th><th class=\"num\">B</th>"
         "<th class=\"num\">wire / device</th><th class=\"num\">runs</th>"
-        "<th class=\"num\">time / run</th><th>op_name</th><th>source</th></tr>\n";
+        "<th class=\"num\">time / run</th><th>op_name</th><th>source</th></tr></thead><tbody>\n",
+        number);
     for (size_t i = 0; i < shown; ++i) {
       const CollectiveOp& op = *sorted[i];
       const std::string kind = CollectiveLabel(op.kind, op.operand_count);
@@ -371,7 +328,7 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
              TimeTd(op.est_time_us, timed) + LongTd(op.op_name, "long") +
              LongTd(op.source, "long") + "</tr>\n";
     }
-    out += "</table>\n";
+    out += "</tbody></table>\n";
     if (shown < sorted.size()) {
       int64_t rest = 0;
       for (size_t i = shown; i < sorted.size(); ++i)
@@ -384,108 +341,6 @@ void Collectives(const passes::CollectiveResult& c, bool unpartitioned,
     }
   }
   for (const std::string& note : c.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
-}
-
-// ---- RNG ----
-
-std::string ShapeOf(const RngSite& site) {
-  std::string out = site.dtype + "[";
-  for (size_t i = 0; i < site.shape.size(); ++i) {
-    out += (i > 0 ? "," : "") + std::to_string(site.shape[i]);
-  }
-  return out + "]";
-}
-
-// Memory, and the bytes sent when there are any, of one what-if mode.
-std::string CostTd(const RngCost& cost) {
-  std::string text = Bytes(cost.memory_bytes);
-  if (cost.bounded) text += " to " + Bytes(cost.memory_high_bytes);
-  if (cost.wire_bytes_per_device > 0) text += " + " + Bytes(cost.wire_bytes_per_device) + " sent";
-  return "<td class=\"num\">" + text + "</td>";
-}
-
-void RngSites(const passes::RngSiteResult& r, const HtmlReportOptions& options, std::string& out) {
-  out += fmt::format(
-      "<h3>RNG sites: {} ({} drawing bits)</h3>\n<p>{} materialized per device, {} sent per "
-      "device and step. What-if: each site's memory per device (and bytes sent per execution) "
-      "were its bits made in another mode.</p>\n",
-      r.totals.sites, r.totals.bits_sites, Bytes(r.totals.materialized_bytes),
-      Bytes(r.totals.wire_bytes_per_device));
-  if (r.totals.bits_sites > 0) {
-    out +=
-        "<table class=\"rng\"><tr><th class=\"num\">#</th><th>site</th><th>kind</th>"
-        "<th>mode</th><th>phase</th><th>draws</th><th>shape per device</th>"
-        "<th class=\"num\">materialized</th><th class=\"num\">sent / step</th>"
-        "<th class=\"num\">replicated</th><th class=\"num\">partitionable</th>"
-        "<th class=\"num\">rbg</th><th class=\"num\">fused</th><th>key</th></tr>\n";
-    size_t shown = 0;
-    size_t number = 0;
-    for (const RngSite& site : r.sites) {
-      if (site.purpose != passes::SitePurpose::kBits) continue;
-      ++number;
-      if (shown == options.max_rows) continue;
-      ++shown;
-      out += "<tr>" + NumTd(static_cast<int64_t>(number)) + Td(site.name, "code") +
-             Td(passes::SiteKindName(site.kind)) + Td(passes::SiteModeName(site.mode)) +
-             Td(passes::SitePhaseName(site.phase)) + Td(site.draws) +
-             LongTd(ShapeOf(site), "shape") + BytesTd(site.materialized_bytes) +
-             BytesTd(site.wire_bytes_per_device) + CostTd(site.whatif.replicated) +
-             CostTd(site.whatif.partitionable) + CostTd(site.whatif.rbg) +
-             CostTd(site.whatif.fused) +
-             Td(site.key_depends_on_partition ? "per device (" + site.key_dependency + ")"
-                                              : "shared") +
-             "</tr>\n<tr class=\"sub\"><td></td>" +
-             LongTd(site.op_name + (site.source.empty() ? "" : "  (" + site.source + ")"),
-                    "long wide", "colspan=\"13\"") +
-             "</tr>\n";
-    }
-    const passes::RngWhatIf& w = r.totals.whatif;
-    out += "<tr class=\"total\"><td></td><td colspan=\"6\">total</td>" +
-           BytesTd(r.totals.materialized_bytes) + BytesTd(r.totals.wire_bytes_per_device) +
-           CostTd(w.replicated) + CostTd(w.partitionable) + CostTd(w.rbg) + CostTd(w.fused) +
-           "<td></td></tr>\n</table>\n";
-    if (number > shown) {
-      out += fmt::format(
-          "<p class=\"note\">... {} more bits sites (spmdsim rng sites --format "
-          "json lists all).</p>\n",
-          number - shown);
-    }
-  }
-  const int64_t key_sites = r.totals.sites - r.totals.bits_sites;
-  if (key_sites > 0) {
-    out += fmt::format("<p class=\"note\">{} more sites only derive keys (split, fold_in).</p>\n",
-                       key_sites);
-  }
-  for (const std::string& note : r.notes) out += "<p class=\"note\">note: " + E(note) + "</p>\n";
-}
-
-void Findings(const passes::RngSiteResult& r, const HtmlReportOptions& options, std::string& out) {
-  out += fmt::format("<h3>Findings: {}</h3>\n", r.findings.size());
-  if (r.findings.empty()) return;
-  // What each kind means, once; the table then has a row per finding.
-  std::set<passes::FindingKind> explained;
-  for (const RngFinding& f : r.findings) {
-    if (!explained.insert(f.kind).second) continue;
-    out += "<p class=\"finding-kind\"><span class=\"code\">" + E(passes::FindingName(f.kind)) +
-           "</span>: " + E(f.message) + "</p>\n";
-  }
-  out +=
-      "<table class=\"findings\"><tr><th>kind</th><th>severity</th><th class=\"num\">bytes</th>"
-      "<th class=\"num\">saving</th><th>dropout</th><th>site</th><th>source</th></tr>\n";
-  const size_t shown = std::min(options.max_rows, r.findings.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const RngFinding& f = r.findings[i];
-    out += "<tr>" + Td(passes::FindingName(f.kind), "code") +
-           Td(std::string(passes::SeverityName(f.severity)),
-              f.severity == passes::FindingSeverity::kWarning ? "warning" : "") +
-           BytesTd(f.bytes) + BytesTd(f.saving_bytes) + LongTd(FindingScope(f.op_name), "long") +
-           Td(f.site, "code") + LongTd(f.source, "long") + "</tr>\n";
-  }
-  out += "</table>\n";
-  if (shown < r.findings.size()) {
-    out += fmt::format("<p class=\"note\">... {} more findings.</p>\n", r.findings.size() - shown);
-  }
-  if (r.remat.ran) out += "<p class=\"remat\">" + E(RematWhatIfText(r.remat)) + "</p>\n";
 }
 
 // Whether the module's noise is tied to the global tensor or independent per device.
@@ -552,10 +407,17 @@ void Fixes(const FitFixes& all, const FitVerdict& fit, std::string& out) {
 void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& options,
             std::string& out) {
   const dump::ModuleInput& input = *report.input;
+  const bool estimate =
+      IsUnpartitioned(input) || input.stage == dump::ModuleStage::kBeforeOptimizations;
   out += fmt::format(
-      "<section class=\"module\" id=\"module-{}\">\n<h2>{} <span class=\"stage\">{}</span></h2>\n"
-      "<p class=\"file\">{}</p>\n",
-      number, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
+      "<section class=\"module{0}\" id=\"module-{1}\" data-module-index=\"{1}\" "
+      "data-module=\"{2}\" data-stage=\"{3}\">\n<h2>{2} <span class=\"stage\">{3}{4}</span>"
+      "</h2>\n<p class=\"file\">{5}</p>\n",
+      estimate ? " estimate" : "", number, E(input.module->name),
+      E(std::string(dump::ModuleStageName(input.stage))),
+      estimate ? ": an estimate (before XLA's passes; the devices run the after_optimizations "
+                 "module)"
+               : "",
       E(input.path));
   Verdict(report.fit, input.module->name, out);
   Fixes(report.fixes, report.fit, out);
@@ -573,12 +435,56 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
     curve.schedule_length = m.schedule_length;
     out += MemoryCurveSvg(m.timeline, curve);
   }
-  LiveAtPeak(m, RandomBitValues(report.rng), options, out);
-  Collectives(report.collectives, IsUnpartitioned(input), options, out);
-  RngSites(report.rng, options, out);
-  Findings(report.rng, options, out);
+  const RandomBitValues random(report.rng);
+  out += MemoryViewHtml(report, number, random);
+  LiveAtPeak(m, random, options, number, out);
+  Collectives(report.collectives, IsUnpartitioned(input), options, number, out);
+  RngSitesHtml(report.rng, number, options.max_rows, out);
+  FindingsHtml(report.rng, m, number, options.max_rows, out);
   Noise(report.rng, ir::DeviceCount(*input.module), out);
   out += "</section>\n";
+}
+
+// Every module of the input, the after_optimizations one with the largest peak selected (the
+// train step, not jit_init_fn): the page shows the selected module, a click another.
+void ProcessView(const std::vector<ModuleReport>& reports, std::string& out) {
+  size_t selected = reports.size();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].input->stage != dump::ModuleStage::kAfterOptimizations) continue;
+    if (selected == reports.size() ||
+        reports[i].memory.prediction.peak_bytes > reports[selected].memory.prediction.peak_bytes) {
+      selected = i;
+    }
+  }
+  if (selected == reports.size() && !reports.empty()) selected = 0;
+  out +=
+      "<section class=\"process\"><h2>Modules</h2>\n<p class=\"note\">Click a module to show "
+      "it; the after_optimizations module with the largest peak is shown first.</p>\n"
+      "<table class=\"process sortable\" id=\"process\"><thead><tr><th>module</th><th>stage"
+      "</th><th class=\"num\">peak per device</th><th>fits</th><th>top finding</th></tr>"
+      "</thead><tbody>\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const ModuleReport& r = reports[i];
+    const bool before = r.input->stage == dump::ModuleStage::kBeforeOptimizations;
+    std::string finding = "-";
+    int64_t most = -1;
+    for (const RngFinding& f : r.rng.findings) {
+      if (f.bytes > most) {
+        most = f.bytes;
+        finding = std::string(passes::FindingName(f.kind)) + " " + HumanBytes(f.bytes);
+      }
+    }
+    out += fmt::format(
+        "<tr data-module-index=\"{}\"{}><td><a href=\"#module-{}\">{}</a></td>{}{}{}{}</tr>\n",
+        i + 1, i == selected ? " class=\"selected\"" : "", i + 1, E(r.input->module->name),
+        Td(std::string(dump::ModuleStageName(r.input->stage)) + (before ? " (estimate)" : "")),
+        BytesTd(r.memory.prediction.peak_bytes),
+        Td(!r.fit.fits   ? "unknown device"
+           : *r.fit.fits ? "fits the " + r.fit.capacity.display
+                         : "does not fit the " + r.fit.capacity.display),
+        Td(finding));
+  }
+  out += "</tbody></table></section>\n";
 }
 
 }  // namespace
@@ -591,7 +497,7 @@ std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
       "<title>spmdsim report";
   if (!reports.empty()) out += ": " + E(reports.front().input->module->name);
   out += "</title>\n<style>";
-  out += kStyle;
+  out += Asset("report_style");
   out += "</style>\n</head>\n<body>\n<h1>spmdsim report</h1>\n";
   out +=
       "<p class=\"muted\">Per-device memory, collectives and RNG costs predicted from the HLO "
@@ -600,20 +506,28 @@ std::string RenderHtmlReport(const std::vector<ModuleReport>& reports,
     out += " Simulated step as a trace (open in ui.perfetto.dev): <span class=\"code\">" +
            E(options.trace_path) + "</span>.";
   }
-  out += "</p>\n<nav><ul>\n";
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const dump::ModuleInput& input = *reports[i].input;
-    out += fmt::format(
-        "<li><a href=\"#module-{}\">{}</a> <span class=\"muted\">{}: peak {}{}"
-        "</span></li>\n",
-        i + 1, E(input.module->name), E(std::string(dump::ModuleStageName(input.stage))),
-        E(HumanBytes(reports[i].memory.prediction.peak_bytes)),
-        !reports[i].fit.fits   ? ""
-        : *reports[i].fit.fits ? ", fits the " + E(reports[i].fit.capacity.display)
-                               : ", does not fit the " + E(reports[i].fit.capacity.display));
+  out += "</p>\n";
+  ProcessView(reports, out);
+  // What the devices run first; the estimates before XLA's passes after them, apart.
+  bool estimates_heading = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const bool before = reports[i].input->stage == dump::ModuleStage::kBeforeOptimizations;
+      if (before != (pass == 1)) continue;
+      if (before && !estimates_heading) {
+        estimates_heading = true;
+        out +=
+            "<h2 class=\"estimates\">Before XLA's optimizations: estimates</h2>\n<p "
+            "class=\"note\">These modules are the program as JAX handed it to XLA; their figures "
+            "are estimates (sizes per device from the shardings, no XLA schedule or fusion). "
+            "The after_optimizations modules above are what the devices run.</p>\n";
+      }
+      Module(reports[i], i + 1, options, out);
+    }
   }
-  out += "</ul></nav>\n";
-  for (size_t i = 0; i < reports.size(); ++i) Module(reports[i], i + 1, options, out);
+  out += "<script>";
+  out += Asset("report_script");
+  out += "</script>\n";
   out += "</body>\n</html>\n";
   return out;
 }

@@ -21,6 +21,49 @@ nlohmann::ordered_json HeapBytesOrNull(int64_t bytes) {
 
 }  // namespace
 
+nlohmann::ordered_json LiveBufferJson(const passes::LiveBuffer& b) {
+  return {{"size_bytes", b.size_bytes}, {"instruction", b.instruction},
+          {"index", b.index},           {"opcode", b.opcode},
+          {"shape", b.shape},           {"op_name", b.op_name},
+          {"source", b.source},         {"kind", b.kind}};
+}
+
+nlohmann::ordered_json LiveAtToJson(const passes::LiveAtPosition& at,
+                                    const std::vector<std::string>& categories) {
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < at.buffers.size(); ++i) {
+    nlohmann::ordered_json b = LiveBufferJson(at.buffers[i]);
+    b["category"] = i < categories.size() ? categories[i] : "";
+    buffers.push_back(std::move(b));
+  }
+  return {{"position", at.position},    {"instruction", at.instruction},
+          {"opcode", at.opcode},        {"live_bytes", at.live_bytes},
+          {"count", at.buffers.size()}, {"buffers", std::move(buffers)}};
+}
+
+void PrintLiveAtText(const passes::LiveAtPosition& at, const std::vector<std::string>& categories,
+                     size_t shown_limit, std::ostream& out) {
+  out << fmt::format("  live at position {}: {} ({}); {} live, {} buffers, largest first:\n",
+                     at.position, at.instruction, at.opcode, HumanBytes(at.live_bytes),
+                     at.buffers.size());
+  const size_t shown = std::min(shown_limit, at.buffers.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const passes::LiveBuffer& b = at.buffers[i];
+    out << fmt::format("    {:>10}  {:<18}  {}{} ({}, {})  {}\n", HumanBytes(b.size_bytes),
+                       i < categories.size() ? categories[i] : "", b.instruction,
+                       b.index == "{}" ? "" : b.index, b.opcode, b.kind, b.shape);
+    if (!b.op_name.empty() || !b.source.empty()) {
+      out << fmt::format("                {}{}\n", b.op_name,
+                         b.source.empty() ? "" : "  (" + b.source + ")");
+    }
+  }
+  if (at.buffers.size() > shown) {
+    const std::vector<passes::LiveBuffer> rest(at.buffers.begin() + static_cast<long>(shown),
+                                               at.buffers.end());
+    out << fmt::format("    ... {} more: {}\n", rest.size(), GroupSummary(GroupBuffers(rest), 8));
+  }
+}
+
 nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   const passes::PeakMemoryResult& r = report.prediction;
   nlohmann::ordered_json j;
@@ -46,16 +89,7 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
   j["peak_time"] = r.peak_time;
   j["live_at_peak_count"] = r.live_at_peak_count;
   nlohmann::ordered_json live = nlohmann::ordered_json::array();
-  for (const passes::LiveBuffer& b : r.live_at_peak) {
-    live.push_back({{"size_bytes", b.size_bytes},
-                    {"instruction", b.instruction},
-                    {"index", b.index},
-                    {"opcode", b.opcode},
-                    {"shape", b.shape},
-                    {"op_name", b.op_name},
-                    {"source", b.source},
-                    {"kind", b.kind}});
-  }
+  for (const passes::LiveBuffer& b : r.live_at_peak) live.push_back(LiveBufferJson(b));
   j["live_at_peak"] = std::move(live);
   nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
   for (const passes::TimelinePoint& p : r.timeline) {

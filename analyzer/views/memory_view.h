@@ -34,6 +34,14 @@
 namespace spmdsim::analyzer {
 
 nlohmann::ordered_json MemoryToJson(const MemoryReport& report);
+nlohmann::ordered_json LiveBufferJson(const passes::LiveBuffer& buffer);
+
+// `analyze --at POSITION`: what is live there, each buffer with its category (`categories`, one
+// per buffer, peak_groups.h's BufferCategory). JSON `memory.live_at`; text after the module's.
+nlohmann::ordered_json LiveAtToJson(const passes::LiveAtPosition& at,
+                                    const std::vector<std::string>& categories);
+void PrintLiveAtText(const passes::LiveAtPosition& at, const std::vector<std::string>& categories,
+                     size_t shown, std::ostream& out);
 
 struct MemoryTextOptions {
   size_t live_buffers = 10;  // buffers of the live-at-peak listing shown in full

@@ -67,6 +67,7 @@ PeakMemoryResult PeakMemoryBuilder::Build() {
                                  result_.temp_bytes);
   ListLiveAtPeak();
   BuildTimeline();
+  if (options_.record_lifetimes) RecordLifetimes();
   return std::move(result_);
 }
 

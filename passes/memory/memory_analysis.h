@@ -28,6 +28,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/hlo.h"
@@ -53,6 +54,9 @@ struct MemoryAnalysisOptions {
   int64_t live_at_peak_limit = 0;
   // Record where each temporary value was placed (PeakMemoryResult::placements).
   bool record_placements = false;
+  // Record every listed buffer's stay over the schedule and the schedule's instruction names
+  // (PeakMemoryResult::lifetimes, schedule_instructions): what is live at any position.
+  bool record_lifetimes = false;
   // What-if for rematerialization: temporary values (named as XLA's live-range file names them,
   // "name" or "name{1}" for tuple-shaped instructions) recomputed just before their first read
   // by a late reader instead of being kept from their definition. The buffer holding such a
@@ -79,6 +83,17 @@ struct LiveBuffer {
   std::string op_name;      // metadata op_name
   std::string source;       // "file.py:76", empty when unknown
   std::string kind;         // "temp", "argument", "output", "argument+output", "temp (recomputed)"
+};
+
+// One stay of a buffer in memory: the schedule positions [first, last] where it is live, at the
+// curve's snapshot of each position (after the position's allocations, before its frees), and
+// the value that holds it then (a buffer shared by several values over time has one stay per
+// holder). Arguments and outputs stay over the whole schedule. Tuple tables are not listed (as at
+// the peak): PeakMemoryResult::tuple_table_bytes counts them at every position.
+struct BufferLifetime {
+  LiveBuffer buffer;
+  int64_t first = 0;
+  int64_t last = 0;
 };
 
 // Where a temporary value sits in the temp allocation, as XLA's buffer-assignment file lists
@@ -137,6 +152,10 @@ struct PeakMemoryResult {
   int64_t live_at_peak_count = 0;        // before the listing was cut to the limit
   std::vector<TimelinePoint> timeline;
   std::vector<Placement> placements;  // only with MemoryAnalysisOptions::record_placements
+  // Only with MemoryAnalysisOptions::record_lifetimes: by first position, then as listed at the
+  // peak (largest first); and the instruction and opcode at each schedule position.
+  std::vector<BufferLifetime> lifetimes;
+  std::vector<std::pair<std::string, std::string>> schedule_instructions;
   // The other memory spaces that hold temporaries, by space number.
   std::vector<MemorySpaceUsage> memory_spaces;
 
@@ -161,6 +180,19 @@ struct PeakMemoryResult {
 // argument + output - alias + temp, XLA's peak of a module, summed in 128 bits and saturated at
 // INT64_MAX (a hostile module's sizes can pass 2^63 together).
 int64_t PeakBytes(int64_t argument, int64_t output, int64_t alias, int64_t temp);
+
+// What is live at one schedule position (a result recorded with record_lifetimes): the buffers,
+// largest first (ties by instruction, then index, as the peak listing), and the live bytes the
+// curve has there: argument + output - alias + tuple tables + the live temporaries.
+struct LiveAtPosition {
+  int64_t position = 0;
+  std::string instruction;
+  std::string opcode;
+  int64_t live_bytes = 0;
+  std::vector<LiveBuffer> buffers;
+};
+// `position` must lie in [0, schedule_length).
+LiveAtPosition LiveAt(const PeakMemoryResult& result, int64_t position);
 
 // With the module's shared analyses (its dataflow, buffers and live ranges are built once for
 // every caller), or with a module alone (built for this call).

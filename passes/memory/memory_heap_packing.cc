@@ -74,6 +74,7 @@ void PeakMemoryBuilder::SimulateHeap() {
   interval_of_value_.assign(df_.values().size(), -1);
   std::vector<int32_t> first_allocated(alias_.buffers().size(), -1);
   step_live_.assign(static_cast<size_t>(end_time + 1), 0);
+  snapshot_tick_.assign(static_cast<size_t>(end_time + 1), 0);
 
   // Every heap tick taken at position t maps back to t.
   const auto record_tick = [&](int64_t t) {
@@ -112,6 +113,7 @@ void PeakMemoryBuilder::SimulateHeap() {
       record_tick(t);
     }
     step_live_[at] = recorder_.live_bytes();
+    snapshot_tick_[at] = recorder_.ticks();
     for (int32_t id : frees) {
       recorder_.Free(interval_of_value_[id]);
       freed_now_[static_cast<size_t>(id)] = false;

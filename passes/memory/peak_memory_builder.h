@@ -247,6 +247,10 @@ class PeakMemoryBuilder {
 
   void BuildTimeline();
 
+  // With options_.record_lifetimes: every listed buffer's stay over the schedule
+  // (PeakMemoryResult::lifetimes) and the schedule's instruction names (buffer_lifetimes.cc).
+  void RecordLifetimes();
+
   ModuleAnalyses& analyses_;
   const ir::HloModule& module_;
   const MemoryAnalysisOptions& options_;
@@ -264,6 +268,9 @@ class PeakMemoryBuilder {
   std::vector<int32_t> interval_of_value_;
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
+  // The recorder's tick count when step_live_ was taken at each position: an interval is live
+  // there when it started before that tick and was not freed before it.
+  std::vector<int64_t> snapshot_tick_;
   HeapPackResult packed_;
   int64_t active_space_ = 0;  // the memory space SimulateHeap replays
   // XlaValueOrder(), worked out once per module: shared with the later runs on the same
