@@ -65,22 +65,20 @@ std::string NumCell(int64_t value) {
          "</td>";
 }
 
-size_t CountOf(const std::string& text, const std::string& needle) {
+size_t Count(const std::string& text, const std::string& part) {
   size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
   return count;
 }
 
 // The page's scripts are its own: one inline script and one JSON data block per memory view,
 // every one closed by its own end tag (no dump text opens or closes a script element).
 void CheckOwnScriptsOnly(const std::string& html) {
-  const size_t data = CountOf(html, "<script type=\"application/json\" class=\"memview-data\">");
-  CHECK(CountOf(html, "<script>") == 1);
-  CHECK(CountOf(html, "<script") == data + 1);
-  CHECK(CountOf(html, "</script>") == data + 1);
-  CHECK(data == CountOf(html, "<div class=\"memview\""));
+  const size_t data = Count(html, "<script type=\"application/json\" class=\"memview-data\">");
+  CHECK(Count(html, "<script>") == 1);
+  CHECK(Count(html, "<script") == data + 1);
+  CHECK(Count(html, "</script>") == data + 1);
+  CHECK(data == Count(html, "<div class=\"memview\""));
 }
 
 TEST_CASE("report: the peak of analyze and XLA's memory_analysis.json figures") {
@@ -245,43 +243,61 @@ TEST_CASE("report --trace: trace events of the simulated step") {
   CHECK(trace.at("otherData").at("stage") == "after_optimizations");
   CHECK(trace.at("otherData").at("timing_model").get<std::string>().size() > 100);
 
-  std::vector<std::string> thread_names;
-  std::map<int, std::vector<Slice>> slices;
+  std::vector<std::string> thread_names;                     // of the device's process
+  std::map<std::pair<int, int>, std::vector<Slice>> slices;  // by (pid, tid)
   std::vector<std::pair<double, int64_t>> counter;
+  std::vector<std::map<std::string, int64_t>> by_category;  // per curve point
+  int64_t memory_slices = 0;
   for (const auto& event : trace.at("traceEvents")) {
     const std::string ph = event.at("ph");
     CHECK(event.at("pid").is_number_integer());
     CHECK(event.at("tid").is_number_integer());
+    const int pid = event.at("pid");
     if (ph == "M") {
-      if (event.at("name") == "thread_name") thread_names.push_back(event.at("args").at("name"));
+      if (event.at("name") == "thread_name" && pid == 1) {
+        thread_names.push_back(event.at("args").at("name"));
+      }
     } else if (ph == "X") {
       const double ts = event.at("ts");
       const double dur = event.at("dur");
       CHECK(ts >= 0);
       CHECK(dur >= 0);
-      slices[event.at("tid").get<int>()].push_back({ts, dur, event.at("name")});
+      slices[{pid, event.at("tid").get<int>()}].push_back({ts, dur, event.at("name")});
+      memory_slices += pid == 2 && event.at("args").contains("first_position") ? 1 : 0;
     } else if (ph == "C") {
-      counter.push_back({event.at("ts"), event.at("args").at("bytes")});
+      const std::string name = event.at("name");
+      if (name == "live memory") {
+        counter.push_back({event.at("ts"), event.at("args").at("bytes")});
+      } else {
+        REQUIRE(name.starts_with("memory: "));
+        if (by_category.empty() || by_category.back().count(name.substr(8)) > 0) {
+          by_category.emplace_back();
+        }
+        by_category.back()[name.substr(8)] = event.at("args").at("bytes");
+      }
     } else {
       FAIL("unexpected ph " << ph);
     }
   }
-  CHECK(thread_names == std::vector<std::string>{"compute", "collectives"});
+  CHECK(thread_names == std::vector<std::string>{"compute", "collectives", "rng sites"});
+  CHECK(memory_slices == trace.at("otherData").at("memory_slices").get<int64_t>());
+  CHECK(memory_slices > 500);
 
   // The collectives track holds each collective once, lasting its estimated time.
   const RunOutput collectives = Run("collectives " + kDp8 + " --format json");
   REQUIRE(collectives.exit_code == 0);
   const nlohmann::json ops =
       nlohmann::json::parse(collectives.out).at("modules").at(0).at("collectives").at("ops");
-  REQUIRE(slices[2].size() == ops.size());
+  const std::vector<Slice>& collective_track = slices[{1, 2}];
+  REQUIRE(collective_track.size() == ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    CHECK(slices[2][i].name == ops[i].at("instruction"));
-    CHECK(slices[2][i].dur == Approx(ops[i].at("est_time_us").get<double>()).margin(0.001));
+    CHECK(collective_track[i].name == ops[i].at("instruction"));
+    CHECK(collective_track[i].dur == Approx(ops[i].at("est_time_us").get<double>()).margin(0.001));
   }
 
   // Slices on one track nest or follow each other; none overlaps another partly.
-  for (auto& [tid, track] : slices) {
-    INFO("tid " << tid);
+  for (auto& [track_id, track] : slices) {
+    INFO("pid " << track_id.first << " tid " << track_id.second);
     std::stable_sort(track.begin(), track.end(), [](const Slice& a, const Slice& b) {
       return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
     });
@@ -293,19 +309,47 @@ TEST_CASE("report --trace: trace events of the simulated step") {
     }
   }
 
-  // The memory counter is the memory analysis's curve of the same module, every point placed.
+  // The memory counter is the memory analysis's curve of the same module, every point placed;
+  // the category counters add up to it.
   const RunOutput analyze = Run("analyze " + kDp8 + " --format json");
   REQUIRE(analyze.exit_code == 0);
-  const nlohmann::json timeline =
-      nlohmann::json::parse(analyze.out).at("modules").at(0).at("memory").at("timeline");
+  const nlohmann::json memory = nlohmann::json::parse(analyze.out).at("modules").at(0).at("memory");
+  const nlohmann::json& timeline = memory.at("timeline");
   REQUIRE(counter.size() == timeline.size());
+  REQUIRE(by_category.size() == timeline.size());
   int64_t highest = 0;
   for (size_t i = 0; i < timeline.size(); ++i) {
     CHECK(counter[i].second == timeline[i].at("live_bytes").get<int64_t>());
+    int64_t sum = 0;
+    for (const auto& [category, bytes] : by_category[i]) sum += bytes;
+    CHECK(sum == counter[i].second);
     highest = std::max(highest, counter[i].second);
     if (i > 0) CHECK(counter[i].first >= counter[i - 1].first);
   }
   CHECK(highest <= trace.at("otherData").at("peak_bytes").get<int64_t>());
+
+  // At the peak, each category's counter is what analyze --at lists of that category (tuple
+  // tables, listed under no buffer, count as other temp).
+  const int64_t peak = memory.at("peak_time");
+  const RunOutput at =
+      Run("analyze " + kDp8 + " --stage after --format json --at " + std::to_string(peak));
+  REQUIRE(at.exit_code == 0);
+  std::map<std::string, int64_t> listed;
+  const nlohmann::json at_json = nlohmann::json::parse(at.out);
+  for (const auto& b : at_json.at("modules").at(0).at("memory").at("live_at").at("buffers")) {
+    listed[b.at("category")] += b.at("size_bytes").get<int64_t>();
+  }
+  listed["other temp"] += memory.at("temp").at("tuple_table_bytes").get<int64_t>();
+  bool found = false;
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    if (timeline[i].at("time") != peak) continue;
+    found = true;
+    for (const auto& [category, bytes] : by_category[i]) {
+      INFO(category);
+      CHECK(bytes == listed[category]);
+    }
+  }
+  CHECK(found);
 }
 
 TEST_CASE("report: usage and I/O errors exit 2") {
@@ -330,12 +374,6 @@ std::vector<std::string> Sections(const std::string& html) {
     at = html.find(open, end);
   }
   return sections;
-}
-
-size_t Count(const std::string& text, const std::string& part) {
-  size_t count = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
 }
 
 TEST_CASE("report on the seed dump: the remat what-if, random-bit rows marked, each kind once") {
@@ -406,7 +444,7 @@ TEST_CASE(
     for (size_t i = 0; i < sections.size(); ++i) {
       int64_t bits_sites = 0;
       for (const auto& site : modules[i].at("rng").at("sites")) {
-        bits_sites += site.at("purpose") == "bits" ? 1 : 0;
+        bits_sites += site.at("purpose").get<std::string>() == "bits" ? 1 : 0;
       }
       const nlohmann::json& counts = stats_modules[i].at("stats");
       const int64_t devices =

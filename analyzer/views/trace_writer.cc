@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "analyzer/views/trace_memory_tracks.h"
 #include "ir/c_unescape.h"
 
 namespace spmdsim::analyzer {
@@ -34,6 +35,7 @@ class TraceBuilder {
     nlohmann::ordered_json trace;
     trace["displayTimeUnit"] = "ms";
     trace["otherData"] = OtherData(module);
+    AddMemoryTracks(report_, timeline_, events_, trace["otherData"]);
     trace["traceEvents"] = std::move(events_);
     return trace;
   }
@@ -71,7 +73,9 @@ class TraceBuilder {
         "topology (min_slice_us without one); synchronous collectives hold the compute track, "
         "-start/-done pairs overlap it. Parameters, constants, tuples, get-tuple-element, "
         "bitcasts and -done ops take no time. The memory counter is the memory analysis's "
-        "timeline (bytes live per device).";
+        "timeline (bytes live per device); the memory process shows it by category and each "
+        "buffer's stay, from its first to its last schedule position, at the times the walk "
+        "reaches them.";
     data["simulated_step_us"] = Micros(timeline_.step_ns);
     data["peak_bytes"] = report_.memory.prediction.peak_bytes;
     data["collective_wire_bytes_per_device_per_step"] = c.total_wire_bytes_per_device;

@@ -1,6 +1,8 @@
 // One simulated step of one module as a Chrome trace-event JSON document (the "Trace Event
 // Format" that ui.perfetto.dev and chrome://tracing open): instructions on a compute track,
-// collectives on a collectives track, and the memory curve as a counter.
+// collectives on a collectives track, RNG sites on their own, the memory curve as a counter, and
+// a memory process with a counter per category and each buffer's stay as a slice on its
+// category's tracks (trace_memory_tracks.h).
 //
 // The timing model is passes/timeline/step_timeline.h's (also written into the trace's
 // "otherData"): this file renders that timeline and the memory analysis's curve, each point at
