@@ -251,8 +251,9 @@ void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
       "<input class=\"table-filter\" data-for=\"live-{0}\" placeholder=\"filter the buffers\" "
       "aria-label=\"filter the buffers\">\n<table class=\"live sortable\" id=\"live-{0}\"><thead>"
       "<tr><th class=\"num\">#</th><th class=\"num\">size</th><th>instruction</th><th>XLA "
-      "label</th><th>shape</th><th>op_name</th><th>source</th></tr></thead><tbody>\n",
-      number);
+      "label</th><th>{1}</th><th>op_name</th><th>source</th></tr></thead><tbody>\n",
+      number,
+      m.per_device_from_shardings ? "shape (global; bytes per device)" : "shape per device");
   for (size_t i = 0; i < shown; ++i) {
     const LiveBuffer& b = m.live_at_peak[i];
     const bool random = is_random(b);
@@ -369,7 +370,8 @@ void Noise(const passes::RngSiteResult& r, int64_t devices, std::string& out) {
 }
 
 // The fit verdict first: does the peak fit the device, by how much (analyzer/views/fit_view.h).
-void Verdict(const FitVerdict& fit, std::string_view module_name, std::string& out) {
+void Verdict(const FitVerdict& fit, std::string_view module_name, int64_t peak_position,
+             size_t number, std::string& out) {
   const char* kind = !fit.fits ? "unknown" : *fit.fits ? "fits" : "over";
   out += fmt::format("<p class=\"verdict {}\" data-peak-bytes=\"{}\"{}>{}", kind, fit.peak_bytes,
                      fit.fits ? fmt::format(" data-usable-bytes=\"{}\"", fit.capacity.usable_bytes)
@@ -377,6 +379,12 @@ void Verdict(const FitVerdict& fit, std::string_view module_name, std::string& o
                      E(FitVerdictLine(module_name, fit)));
   if (const std::string basis = FitBasisLine(fit); !basis.empty()) {
     out += "<span class=\"basis\">" + E(basis) + "</span>";
+  }
+  if (peak_position >= 0) {
+    out += fmt::format(
+        "<span class=\"basis\"><a class=\"show-position\" href=\"#memview-{}\" "
+        "data-position=\"{}\">what is live at the peak</a></span>",
+        number, peak_position);
   }
   out += "</p>\n";
 }
@@ -419,7 +427,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
                  "module)"
                : "",
       E(input.path));
-  Verdict(report.fit, input.module->name, out);
+  Verdict(report.fit, input.module->name, report.memory.prediction.peak_time, number, out);
   Fixes(report.fixes, report.fit, out);
   Summary(report, options, out);
   MemoryTerms(report.memory, out);
