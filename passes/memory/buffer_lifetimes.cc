@@ -92,22 +92,9 @@ void PeakMemoryBuilder::RecordLifetimes() {
                          first, last});
     }
   }
-  for (const HloBuffer& buffer : alias_.buffers()) {
-    if (options_.memory_space != 0) break;  // arguments and outputs are in the default memory
-    const BufferKind kind = kind_[buffer.id];
-    if (kind == BufferKind::kArgument) {
-      int32_t param_value = buffer.values[0];
-      for (int32_t id : buffer.values) {
-        if (df_.value(id).instruction->opcode == Opcode::kParameter) param_value = id;
-      }
-      result_.lifetimes.push_back(
-          BufferLifetime{Describe(param_value, BufferBytes(buffer),
-                                  buffer.live_out ? "argument+output" : "argument"),
-                         0, length - 1});
-    } else if (kind == BufferKind::kOutput || kind == BufferKind::kTupleOutput) {
-      result_.lifetimes.push_back(BufferLifetime{
-          Describe(OutputHolder(buffer), BufferBytes(buffer), "output"), 0, length - 1});
-    }
+  // Arguments and outputs are live over the whole schedule.
+  for (LiveBuffer& buffer : WholeProgramBuffers()) {
+    result_.lifetimes.push_back(BufferLifetime{std::move(buffer), 0, length - 1});
   }
   std::stable_sort(result_.lifetimes.begin(), result_.lifetimes.end(),
                    [](const BufferLifetime& a, const BufferLifetime& b) {

@@ -117,20 +117,7 @@ void PeakMemoryBuilder::ListLiveAtPeak() {
                                  id >= values ? "temp (recomputed)" : "temp"));
     }
   }
-  for (const HloBuffer& buffer : alias_.buffers()) {
-    if (options_.memory_space != 0) break;  // arguments and outputs are in the default memory
-    const BufferKind kind = kind_[buffer.id];
-    if (kind == BufferKind::kArgument) {
-      int32_t param_value = buffer.values[0];
-      for (int32_t id : buffer.values) {
-        if (df_.value(id).instruction->opcode == Opcode::kParameter) param_value = id;
-      }
-      listing.push_back(Describe(param_value, BufferBytes(buffer),
-                                 buffer.live_out ? "argument+output" : "argument"));
-    } else if (kind == BufferKind::kOutput || kind == BufferKind::kTupleOutput) {
-      listing.push_back(Describe(OutputHolder(buffer), BufferBytes(buffer), "output"));
-    }
-  }
+  for (LiveBuffer& buffer : WholeProgramBuffers()) listing.push_back(std::move(buffer));
   std::stable_sort(listing.begin(), listing.end(), [](const LiveBuffer& a, const LiveBuffer& b) {
     if (a.size_bytes != b.size_bytes) return a.size_bytes > b.size_bytes;
     return std::tie(a.instruction, a.index) < std::tie(b.instruction, b.index);
@@ -141,6 +128,25 @@ void PeakMemoryBuilder::ListLiveAtPeak() {
     listing.resize(static_cast<size_t>(options_.live_at_peak_limit));
   }
   result_.live_at_peak = std::move(listing);
+}
+
+std::vector<LiveBuffer> PeakMemoryBuilder::WholeProgramBuffers() const {
+  std::vector<LiveBuffer> out;
+  if (options_.memory_space != 0) return out;  // arguments and outputs are in the default memory
+  for (const HloBuffer& buffer : alias_.buffers()) {
+    const BufferKind kind = kind_[buffer.id];
+    if (kind == BufferKind::kArgument) {
+      int32_t param_value = buffer.values[0];
+      for (int32_t id : buffer.values) {
+        if (df_.value(id).instruction->opcode == Opcode::kParameter) param_value = id;
+      }
+      out.push_back(Describe(param_value, BufferBytes(buffer),
+                             buffer.live_out ? "argument+output" : "argument"));
+    } else if (kind == BufferKind::kOutput || kind == BufferKind::kTupleOutput) {
+      out.push_back(Describe(OutputHolder(buffer), BufferBytes(buffer), "output"));
+    }
+  }
+  return out;
 }
 
 int32_t PeakMemoryBuilder::OutputHolder(const HloBuffer& buffer) const {

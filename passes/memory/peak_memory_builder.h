@@ -242,6 +242,9 @@ class PeakMemoryBuilder {
 
   void ListLiveAtPeak();
 
+  // The argument and output buffers, as listed at the peak (none outside the default memory).
+  std::vector<LiveBuffer> WholeProgramBuffers() const;
+
   // The value an output buffer holds at the end: the one defined last.
   int32_t OutputHolder(const HloBuffer& buffer) const;
 
