@@ -38,6 +38,8 @@
 #include "analyzer/model/check_result.h"
 #include "analyzer/model/module_diff.h"
 #include "analyzer/model/module_report.h"
+#include "analyzer/model/peak_groups.h"
+#include "analyzer/model/random_bit_values.h"
 #include "analyzer/model/rng_report.h"
 #include "analyzer/model/topology_presets.h"
 #include "analyzer/views/check_view.h"
@@ -46,6 +48,7 @@
 #include "analyzer/views/diff_view.h"
 #include "analyzer/views/html_report.h"
 #include "analyzer/views/memory_view.h"
+#include "analyzer/views/report_memview.h"
 #include "analyzer/views/rng_sites_view.h"
 #include "analyzer/views/sarif_report.h"
 #include "analyzer/views/stats_view.h"
@@ -120,6 +123,35 @@ void RenderAnalyze(const dump::ModuleInput& input, const MemoryReport& report) {
   nlohmann::ordered_json module = ModuleIdentityJson(input);
   module["memory"] = MemoryToJson(report);
   CheckModulesJson("analyze --format json", std::move(module));
+}
+
+// `analyze --at`: what is live at each point of the curve is the curve's value there (one model,
+// two readings), and its views render.
+void RenderLiveAt(const ModuleReport& report) {
+  const passes::PeakMemoryResult& m = report.memory.prediction;
+  if (static_cast<int64_t>(m.schedule_instructions.size()) != m.schedule_length) {
+    Failure("analyze --at", "schedule names missing with record_lifetimes", "");
+  }
+  const RandomBitValues random(report.rng);
+  for (const passes::TimelinePoint& point : m.timeline) {
+    const passes::LiveAtPosition at = passes::LiveAt(m, point.time);
+    if (at.live_bytes != point.live_bytes) {
+      Failure("analyze --at", "live bytes differ from the curve's",
+              std::to_string(at.live_bytes) + " at " + std::to_string(point.time) + " vs " +
+                  std::to_string(point.live_bytes));
+    }
+    std::vector<std::string> categories;
+    for (const passes::LiveBuffer& b : at.buffers) categories.push_back(BufferCategory(b, random));
+    std::ostringstream text;
+    PrintLiveAtText(at, categories, 4, text);
+    nlohmann::ordered_json module = ModuleIdentityJson(*report.input);
+    module["memory"]["live_at"] = LiveAtToJson(at, categories);
+    CheckModulesJson("analyze --at --format json", std::move(module));
+  }
+  // The page's data block: JSON, with no "<" left to end its script element.
+  const std::string data = MemoryViewData(report, random);
+  if (data.find('<') != std::string::npos) Failure("report memview", "'<' in the data", data);
+  CheckJson("report memview data", data);
 }
 
 // `spmdsim collectives`, with the prediction alone and compared with the written collectives.
@@ -261,9 +293,11 @@ void RenderAll(ir::ParseResult& parsed) {
   for (const dump::ModuleInput& input : inputs) {
     ModuleReportOptions options;
     options.topology = &DefaultTopology();
+    options.memory.record_lifetimes = true;  // as `report` and `analyze --at` run it
     reports.push_back(BuildModuleReport(input, options));
     RenderStats(input);
     RenderAnalyze(input, reports.back().memory);
+    RenderLiveAt(reports.back());
     RenderCollectives(input);
     RenderRngSites(input);
   }
