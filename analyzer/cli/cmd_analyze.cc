@@ -48,7 +48,7 @@ void AddLiveAt(const dump::ModuleInput& input, passes::ModuleAnalyses& analyses,
                     input.module->name, m.schedule_length, m.schedule_length - 1);
     if (json != nullptr)
       (*json)["memory"]["live_at"] = {{"position", options.at}, {"error", message}};
-    if (text != nullptr) *text << "  " << message << "\n";
+    std::cerr << "error: " << message << "\n";
     return;
   }
   Progress::Get().Update(std::string(input.module->name) + ": rng sites");

@@ -106,8 +106,12 @@ TEST_CASE("analyze --at: what is live at one schedule position") {
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("live at position " + std::to_string(peak) + ": ") != std::string::npos);
   const int64_t length = memory.at("schedule_length");
-  const RunOutput past = RunSpmdsim("analyze " + dump + " --at " + std::to_string(length));
-  CHECK(past.exit_code == 2);
+  const std::string past_args = "analyze " + dump + " --at " + std::to_string(length);
+  CHECK(RunSpmdsim(past_args).exit_code == 2);
+  // The message is on stderr (RunSpmdsim drops it: piped through cat here).
+  const RunOutput past = RunSpmdsim(past_args + " 2>&1 | cat");
+  CHECK(past.out.find("error: --at " + std::to_string(length) + ": the schedule of") !=
+        std::string::npos);
   CHECK(past.out.find("positions (0.." + std::to_string(length - 1) + ")") != std::string::npos);
 }
 

@@ -14,13 +14,13 @@ The C++ binary `spmdsim` does the analysis; this package runs it and reads its J
 
 from ._engine import SpmdsimError, SpmdsimParseError, binary_path
 from .analysis import Analysis, analyze
-from .results import (Collectives, CollectiveOp, Finding, Fit, Fix, LiveBuffer, Memory, Module,
-                      Rng, RngSite, XlaFigures)
+from .results import (Collectives, CollectiveOp, Finding, Fit, Fix, LiveAt, LiveBuffer, Memory,
+                      Module, Rng, RngSite, XlaFigures)
 from .targets import Target, TargetUnavailable
 from .whatif import WhatIf, WhatIfRow
 
 __version__ = "0.1.0"
 
-__all__ = ["Analysis", "Collectives", "CollectiveOp", "Finding", "Fit", "Fix", "LiveBuffer",
+__all__ = ["Analysis", "Collectives", "CollectiveOp", "Finding", "Fit", "Fix", "LiveAt", "LiveBuffer",
            "Memory", "Module", "Rng", "RngSite", "SpmdsimError", "SpmdsimParseError", "Target",
            "TargetUnavailable", "WhatIf", "WhatIfRow", "XlaFigures", "analyze", "binary_path"]

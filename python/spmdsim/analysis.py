@@ -5,7 +5,7 @@ import os
 import tempfile
 
 from . import _engine, _jax_dump
-from .results import Collectives, Finding, Fit, Memory, Module, Rng
+from .results import Collectives, Finding, Fit, LiveAt, Memory, Module, Rng
 
 
 def _device_args(device=None, capacity=None, mem_fraction=None):
@@ -62,6 +62,19 @@ class Analysis:
         if not pool:
             raise ValueError("no module with a memory analysis")
         return max(pool, key=lambda m: m.memory.peak_bytes)
+
+    def live_at(self, position, module=None):
+        """What is live at schedule position `position` of a module (`spmdsim analyze --at`): a
+        LiveAt with the live bytes there (the memory curve's value) and the buffers, largest
+        first, each with its category. module: a Module of this analysis or its name (default:
+        the step). A position past the module's schedule raises SpmdsimError."""
+        m = self.step if module is None else module if isinstance(module, Module) else self[module]
+        doc, _, _ = _engine.run_json(["analyze", m.file, "--at", str(int(position))] +
+                                     self._device_args)
+        for found in doc["modules"]:
+            if found["name"] == m.name and found["stage"] == m.stage:
+                return LiveAt.from_json(found["memory"]["live_at"])
+        raise _engine.SpmdsimError("%s: module %s not found again" % (m.file, m.name))
 
     def report_html(self):
         """spmdsim's self-contained HTML report of these inputs (`spmdsim report`)."""

@@ -46,7 +46,8 @@ def _raw():
 
 @dataclass
 class LiveBuffer(_Record):
-    """A buffer live at the peak (`memory.live_at_peak[]`)."""
+    """A buffer live at the peak (`memory.live_at_peak[]`) or at a position
+    (`memory.live_at.buffers[]`, which also name its `category`)."""
     size_bytes: int = 0
     instruction: str = ""
     index: str = ""
@@ -55,6 +56,19 @@ class LiveBuffer(_Record):
     op_name: str = ""
     source: str = ""
     kind: str = ""
+    category: str = ""
+    raw: dict = _raw()
+
+
+@dataclass
+class LiveAt(_Record):
+    """What is live at one schedule position (`spmdsim analyze --at`, `memory.live_at`)."""
+    position: int = 0
+    instruction: str = ""
+    opcode: str = ""
+    live_bytes: int = 0
+    count: int = 0
+    buffers: typing.List[LiveBuffer] = field(default_factory=list)
     raw: dict = _raw()
 
 

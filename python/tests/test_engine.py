@@ -61,6 +61,22 @@ def test_collectives_and_rng_match_their_commands():
     assert [f.kind for f in m.findings] == [f["kind"] for f in rng["findings"]]
 
 
+def test_live_at_is_the_binarys_and_the_peak_listing_at_the_peak():
+    path = os.path.join(TESTDATA, "dumps", "dp8_partitionable_remat")
+    analysis = spmdsim.analyze(path, stage="after_optimizations")
+    step = analysis.step
+    peak = step.memory.raw["peak_time"]
+    at = analysis.live_at(peak)
+    assert at.position == peak and at.instruction == step.memory.peak_instruction
+    assert [(b.size_bytes, b.instruction, b.index) for b in at.buffers] == \
+        [(b.size_bytes, b.instruction, b.index) for b in step.memory.live_at_peak]
+    assert at.count == len(at.buffers) and "random bits" in {b.category for b in at.buffers}
+    raw = binary_json("analyze", step.file, "--at", "0")["modules"][0]["memory"]["live_at"]
+    assert analysis.live_at(0, step.name).live_bytes == raw["live_bytes"]
+    with pytest.raises(spmdsim.SpmdsimError, match="positions"):
+        analysis.live_at(step.memory.raw["schedule_length"])
+
+
 def test_device_options_reach_the_verdict():
     path = os.path.join(TESTDATA, "dumps", "jax012_gpu8_flax_dp_partitionable_remat")
     small = spmdsim.analyze(path, stage="after_optimizations", capacity="1MiB").step
