@@ -2,37 +2,39 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "analyzer/emit/html_escape.h"
+#include "analyzer/emit/json_text.h"
 #include "analyzer/model/peak_groups.h"
 #include "ir/checked_math.h"
 
 namespace spmdsim::analyzer {
 namespace {
 
-// Each distinct string once, in first-seen order.
+// Each distinct string once, in first-seen order. The keys view strings the caller keeps alive.
 class StringTable {
  public:
-  size_t Index(const std::string& text) {
+  size_t Index(std::string_view text) {
     const auto [it, inserted] = index_.emplace(text, strings_.size());
     if (inserted) strings_.push_back(text);
     return it->second;
   }
-  nlohmann::json Json() const { return strings_; }
+  const std::vector<std::string_view>& strings() const { return strings_; }
 
  private:
-  std::unordered_map<std::string, size_t> index_;
-  std::vector<std::string> strings_;
+  std::unordered_map<std::string_view, size_t> index_;
+  std::vector<std::string_view> strings_;
 };
 
-// JSON text safe inside <script type="application/json">: "<" only occurs inside strings, where
-// \u003c reads back the same.
-std::string ScriptSafe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
+// One JSON string (invalid UTF-8 as U+FFFD), safe inside <script type="application/json">: "<"
+// only occurs inside strings, where \u003c reads back the same.
+void AppendString(std::string_view text, std::string& out) {
+  const std::string json = JsonText(nlohmann::json(std::string(text)), -1);
   for (char c : json) {
     if (c == '<') {
       out += "\\u003c";
@@ -40,53 +42,76 @@ std::string ScriptSafe(const std::string& json) {
       out += c;
     }
   }
-  return out;
+}
+
+void AppendStrings(const std::vector<std::string_view>& strings, std::string& out) {
+  out += '[';
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendString(strings[i], out);
+  }
+  out += ']';
 }
 
 }  // namespace
 
 std::string MemoryViewData(const ModuleReport& report, const RandomBitValues& random) {
   const passes::PeakMemoryResult& m = report.memory.prediction;
-  StringTable strings;
-  nlohmann::json categories = nlohmann::json::array();
   std::unordered_map<std::string, size_t> category_index;
+  std::vector<std::string_view> categories;
   for (const char* category : kBufferCategories) {
     category_index[category] = categories.size();
-    categories.push_back(category);
-  }
-  nlohmann::json schedule = nlohmann::json::array();
-  for (const auto& [name, opcode] : m.schedule_instructions) {
-    schedule.push_back(strings.Index(name + " (" + opcode + ")"));
-  }
-  nlohmann::json buffers = nlohmann::json::array();
-  for (const passes::BufferLifetime& stay : m.lifetimes) {
-    const passes::LiveBuffer& b = stay.buffer;
-    buffers.push_back({stay.first, stay.last, b.size_bytes,
-                       category_index.at(BufferCategory(b, random)), strings.Index(b.instruction),
-                       strings.Index(b.index), strings.Index(b.opcode), strings.Index(b.kind),
-                       strings.Index(b.shape), strings.Index(b.op_name), strings.Index(b.source)});
+    categories.emplace_back(category);
   }
   ir::WideTotal base;
   base.Add(m.argument_bytes);
   base.Add(m.output_bytes);
   base.Subtract(m.alias_bytes);
   base.Add(m.tuple_table_bytes);
-  nlohmann::json data = {{"positions", m.schedule_length},
-                         {"peak_position", m.peak_time},
-                         {"peak_bytes", m.peak_bytes},
-                         {"base_bytes", base.Value()},
-                         {"tuple_table_bytes", m.tuple_table_bytes},
-                         {"usable_bytes", nullptr},
-                         {"device", nullptr},
-                         {"categories", std::move(categories)},
-                         {"schedule", std::move(schedule)},
-                         {"buffers", std::move(buffers)}};
+  std::string out;
+  auto to = std::back_inserter(out);
+  fmt::format_to(to,
+                 "{{\"positions\":{},\"peak_position\":{},\"peak_bytes\":{},\"base_bytes\":{},"
+                 "\"tuple_table_bytes\":{},",
+                 m.schedule_length, m.peak_time, m.peak_bytes, base.Value(), m.tuple_table_bytes);
   if (report.fit.fits) {
-    data["usable_bytes"] = report.fit.capacity.usable_bytes;
-    data["device"] = report.fit.capacity.display;
+    fmt::format_to(to, "\"usable_bytes\":{},\"device\":", report.fit.capacity.usable_bytes);
+    AppendString(report.fit.capacity.display, out);
+  } else {
+    out += "\"usable_bytes\":null,\"device\":null";
   }
-  data["strings"] = strings.Json();
-  return ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  out += ",\"categories\":";
+  AppendStrings(categories, out);
+  // The instruction at each position, its opcode from a table of the opcodes.
+  StringTable opcodes;
+  std::vector<size_t> opcode_at;
+  opcode_at.reserve(m.schedule_instructions.size());
+  out += ",\"instructions\":[";
+  for (size_t p = 0; p < m.schedule_instructions.size(); ++p) {
+    if (p > 0) out += ',';
+    AppendString(m.schedule_instructions[p].first, out);
+    opcode_at.push_back(opcodes.Index(m.schedule_instructions[p].second));
+  }
+  out += "],\"opcodes\":";
+  AppendStrings(opcodes.strings(), out);
+  out += ",\"opcode_at\":[";
+  for (size_t p = 0; p < opcode_at.size(); ++p)
+    fmt::format_to(to, "{}{}", p > 0 ? "," : "", opcode_at[p]);
+  out += "],\"buffers\":[";
+  StringTable strings;
+  for (size_t i = 0; i < m.lifetimes.size(); ++i) {
+    const passes::BufferLifetime& stay = m.lifetimes[i];
+    const passes::LiveBuffer& b = stay.buffer;
+    fmt::format_to(to, "{}[{},{},{},{},{},{},{},{},{},{},{}]", i > 0 ? "," : "", stay.first,
+                   stay.last, b.size_bytes, category_index.at(BufferCategory(b, random)),
+                   strings.Index(b.instruction), strings.Index(b.index), strings.Index(b.opcode),
+                   strings.Index(b.kind), strings.Index(b.shape), strings.Index(b.op_name),
+                   strings.Index(b.source));
+  }
+  out += "],\"strings\":";
+  AppendStrings(strings.strings(), out);
+  out += '}';
+  return out;
 }
 
 std::string MemoryViewHtml(const ModuleReport& report, size_t module_number,

@@ -23,9 +23,11 @@ std::string MemoryViewHtml(const ModuleReport& report, size_t module_number,
                            const RandomBitValues& random);
 
 // The JSON inside it (for tests): {"positions", "peak_position", "peak_bytes", "base_bytes",
-// "usable_bytes", "categories", "strings", "schedule", "buffers": [[first, last, bytes,
-// category, instruction, index, opcode, kind, shape, op_name, source], ...]}, the last seven as
-// indices into "strings".
+// "tuple_table_bytes", "usable_bytes", "device", "categories", "instructions" (the instruction at
+// each position), "opcodes", "opcode_at" (each position's, an index into "opcodes"), "buffers":
+// [[first, last, bytes, category, instruction, index, opcode, kind, shape, op_name, source], ...],
+// "strings"}, a buffer's last seven as indices into "strings". Written directly (a seed-size
+// module has millions of numbers here), each string through nlohmann::json.
 std::string MemoryViewData(const ModuleReport& report, const RandomBitValues& random);
 
 }  // namespace spmdsim::analyzer

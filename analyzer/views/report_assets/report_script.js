@@ -239,7 +239,8 @@
       const s = this.data.strings;
       const live = this.liveAt(position);
       this.root.querySelector(".memview-position").textContent = String(position);
-      this.root.querySelector(".memview-instruction").textContent = s[this.data.schedule[position]];
+      this.root.querySelector(".memview-instruction").textContent =
+        this.data.instructions[position] + " (" + this.data.opcodes[this.data.opcode_at[position]] + ")";
       let bytes = this.data.base_bytes;
       for (const b of live) if (s[b[7]].startsWith("temp")) bytes += b[2];
       const total = this.root.querySelector(".memview-total");
