@@ -2,7 +2,7 @@
 """Scale test (issue #16): a module of 200k instructions over 1,024 devices with a call chain 60
 deep, a module of wide tuples (100k outputs, a loop state of 20k elements), a module where
 100k temporaries die at one instruction, each in its own output's allocation, a combined
-all-reduce of 2,000 operands, a step donating 50k parameters to its outputs, 10,000
+all-reduce of 10,000 operands, a step donating 50k parameters to its outputs, 10,000
 all-reduces over 65,536 devices and a chain of 20,000 derived RNG keys (issue 45), analysed by
 every command in under 10 s and 2 GB each.
 
@@ -32,7 +32,7 @@ RSS_LIMIT_BYTES = 2 << 30
 WIDE_OUTPUTS = 100_000
 WIDE_STATE = 20_000
 CROWDED = 100_000
-COMBINED = 2_000
+COMBINED = 10_000
 DONATED = 50_000
 GROUP_OPS = 10_000
 GROUP_DEVICES = 65_536
@@ -153,12 +153,14 @@ def build_crowded_module():
 
 
 def build_combined_module():
-    """One all-reduce of 2,000 operands (JAX's psum of a gradient pytree, XLA's all-reduce
+    """One all-reduce of 10,000 operands (JAX's psum of a gradient pytree, XLA's all-reduce
     combiner), each operand a temporary and each result read by an output. Every result is
     offered to every output's allocation and refused on its touching end (an all-reduce does not
-    share its operand's buffer), as XLA's assignment does: the offers are quadratic, and work
-    per operand of the all-reduce in each made it cubic (2,000: 6.8 s of CPU for `analyze`
-    before session 25, 0.46 s after)."""
+    share its operand's buffer), as XLA's assignment does, and the heap simulation offers each
+    result every dying operand: work per operand of the all-reduce in each offer made it cubic
+    (2,000: 6.8 s of CPU for `analyze` before session 25, 0.46 s after), the offers themselves
+    quadratic (10,000: 8.7 s before session 54, 0.10 s once the sharing rules name the operands
+    a result may take)."""
     array = "f32[16]{0}"
     entry = ["ENTRY %main {"]
     entry += [f"  %p{i} = {array} parameter({i})" for i in range(COMBINED)]

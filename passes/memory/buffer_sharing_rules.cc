@@ -629,4 +629,92 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow, const HloIn
   return operand_number >= 0 && IsElementwiseOnOperand(user, operand_number, memo);
 }
 
+std::optional<std::vector<const HloInstruction*>> OperandsThatMayShare(
+    const DataflowAnalysis& dataflow, const HloInstruction& user, int32_t user_slot,
+    SharingRuleMemo& memo, Platform platform) {
+  // Each case follows a return of CanShareOperandBufferWithUser, in its order.
+  const ShapeIndex user_index = dataflow.SlotIndex(user_slot);
+  std::vector<const HloInstruction*> may;
+  const auto name = [&](const HloInstruction* operand) {
+    if (std::find(may.begin(), may.end(), operand) == may.end()) may.push_back(operand);
+  };
+  for (const InPlacePair& pair : InPlaceInputOutputPairs(user, memo)) {
+    if (pair.output_index != user_index) continue;
+    if (static_cast<size_t>(pair.operand_number) >= user.operands.size()) continue;
+    const HloInstruction* paired = user.operands[static_cast<size_t>(pair.operand_number)];
+    const int32_t paired_slot = dataflow.SlotAt(paired, pair.operand_index);
+    if (paired_slot < 0) continue;
+    // The values used there, offered at any operand holding them (the rule asks about the
+    // value unique at the offered slot).
+    for (int32_t id : dataflow.ValueSet(paired_slot)) {
+      for (int32_t slot : dataflow.value(id).positions) {
+        const HloInstruction* at = dataflow.SlotInstruction(slot);
+        if (memo.operand_numbers.First(user, at) >= 0) name(at);
+      }
+    }
+  }
+  const auto operand_at = [&](int64_t number) {
+    if (number >= 0 && static_cast<size_t>(number) < user.operands.size()) {
+      name(user.operands[static_cast<size_t>(number)]);
+    }
+  };
+  const auto written_over = [&] {  // WritesOutputOverOperand
+    if (user.operands.size() == 1) {
+      operand_at(0);
+    } else if (user_index.size() == 1) {
+      operand_at(user_index[0]);
+    }
+  };
+  if (platform == Platform::kGpu) {
+    switch (user.opcode) {
+      case Opcode::kAllReduce:
+      case Opcode::kCollectiveBroadcast:
+        written_over();
+        return may;
+      case Opcode::kCustomCall: {
+        const std::string_view target = user.custom_call_target();
+        if (target == "__cublas$lt$matmul") operand_at(2);
+        if (target == "__cusolver$cholesky" && user_index.size() == 1 && user_index[0] == 0) {
+          return std::nullopt;
+        }
+        return may;
+      }
+      case Opcode::kFusion:
+        return std::nullopt;
+      default:
+        break;
+    }
+  }
+  if (platform == Platform::kTpu && user.opcode == Opcode::kAllReduce) {
+    written_over();
+    return may;
+  }
+  switch (user.opcode) {
+    case Opcode::kFusion:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kCall:
+      return std::nullopt;
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kScatter:
+    case Opcode::kSetDimensionSize:
+      operand_at(0);
+      return may;
+    case Opcode::kTriangularSolve:
+      operand_at(1);
+      return may;
+    case Opcode::kSort:
+      if (user.operands.size() == 1) {
+        operand_at(0);
+      } else if (!user_index.empty()) {
+        operand_at(user_index[0]);
+      }
+      return may;
+    default:
+      // IsElementwiseOnOperand: the same answer for every operand of an unfused instruction.
+      if (IsElementwise(user, memo)) return std::nullopt;
+      return may;
+  }
+}
+
 }  // namespace spmdsim::passes

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -77,5 +78,15 @@ bool CanShareOperandBufferWithUser(const DataflowAnalysis& dataflow,
                                    const ir::HloInstruction& operand, int32_t operand_slot,
                                    const ir::HloInstruction& user, int32_t user_slot,
                                    SharingRuleMemo& memo, Platform platform = Platform::kCpu);
+
+// The operands CanShareOperandBufferWithUser may accept for `user`'s output at `user_slot`, so
+// that a wide user (a combined all-reduce of thousands of operands) is not asked about every
+// pair of its operands and results: nullopt where the rule depends on the operand (fusions,
+// while, conditional, call, elementwise operations, XLA:GPU's cholesky), otherwise the operand
+// instructions it may accept at any of their slots (a superset: those holding the in-place
+// pairs' values, the operand a collective or an in-place operation writes over; often none).
+std::optional<std::vector<const ir::HloInstruction*>> OperandsThatMayShare(
+    const DataflowAnalysis& dataflow, const ir::HloInstruction& user, int32_t user_slot,
+    SharingRuleMemo& memo, Platform platform = Platform::kCpu);
 
 }  // namespace spmdsim::passes

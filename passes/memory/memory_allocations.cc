@@ -303,6 +303,32 @@ bool PeakMemoryBuilder::CanShareAsOperand(int32_t user_id, int32_t operand_id) c
   return false;
 }
 
+std::optional<std::vector<int32_t>> PeakMemoryBuilder::RegisteredHoldingShareable(
+    int32_t value_id, const std::vector<int32_t>& allocation_of_buffer,
+    const std::vector<int32_t>& registration_of) const {
+  const HloValue& value = df_.value(value_id);
+  std::optional<std::vector<const HloInstruction*>> may = OperandsThatMayShare(
+      df_, *value.instruction, value.slot, sharing_memo_, options_.platform.platform);
+  if (!may) return std::nullopt;
+  if (value.instruction->opcode == Opcode::kCopy) may->clear();  // as CanShareAsOperand
+  std::vector<int32_t> numbers;
+  for (const HloInstruction* operand : *may) {
+    const int32_t first = df_.FirstSlot(operand);
+    for (int32_t slot = first; first >= 0 && slot < first + df_.SlotCount(operand); ++slot) {
+      for (int32_t id : df_.ValueSet(slot)) {
+        const int32_t a = allocation_of_buffer[static_cast<size_t>(alias_.BufferIdOf(id))];
+        if (a < 0 || static_cast<size_t>(a) >= registration_of.size()) continue;
+        if (registration_of[static_cast<size_t>(a)] >= 0) {
+          numbers.push_back(registration_of[static_cast<size_t>(a)]);
+        }
+      }
+    }
+  }
+  std::sort(numbers.begin(), numbers.end(), std::greater<>());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  return numbers;
+}
+
 bool PeakMemoryBuilder::Interferes(int32_t new_id, int32_t assigned_id) const {
   const TimeBound& a = lr_.Range(new_id);
   const TimeBound& b = lr_.Range(assigned_id);
@@ -449,7 +475,10 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
   // without asking its timeline: an offer walks down past the same busy allocations as the
   // buffers before it.
   std::vector<TimeBound> busy_over;
+  std::vector<int32_t> registration_of;  // by allocation index; -1: not registered
   const auto register_for_reuse = [&](int32_t index) {
+    registration_of.resize(allocations.size(), -1);
+    registration_of[static_cast<size_t>(index)] = static_cast<int32_t>(registered.size());
     registered.push_back(index);
     busy_over.push_back(TimeBound{INT64_MAX, INT64_MIN});
     allocations[static_cast<size_t>(index)].timeline.TrackGaps(
@@ -492,10 +521,39 @@ void PeakMemoryBuilder::AssignToExistingAllocations() {
       if (offer(number)) return taken;
     }
     if (number < 0) return taken;
-    const auto offer_below = [&](int32_t free) { return free <= number && offer(free); };
-    if (!free_stretches.VisitOwnersContaining(range, offer_below)) {
+    // Where the rules name the operands whose values the first value may follow in an
+    // allocation (touching: ending where it starts), only the allocations free before it starts
+    // are listed by the index, and those holding such values are offered among them in the same
+    // newest-first order: a combined all-reduce's results are not offered each of its operands'.
+    if (options_.offer_exhaustively) {
       while (number >= 0 && !offer(number)) --number;
+      return taken;
     }
+    if (const auto named = RegisteredHoldingShareable(buffer.values.front(), allocation_of_buffer,
+                                                      registration_of)) {
+      auto next_named = named->begin();  // highest first
+      const auto offer_named_above = [&](int32_t above) {
+        for (; next_named != named->end() && *next_named > above; ++next_named) {
+          if (*next_named <= number && offer(*next_named)) return true;
+        }
+        return false;
+      };
+      const auto offer_free_or_named = [&](int32_t free) {
+        if (free > number) return false;
+        if (offer_named_above(free)) return true;
+        if (next_named != named->end() && *next_named == free) ++next_named;  // offered once
+        return offer(free);
+      };
+      const TimeBound free_before{range.start - 1, range.end};
+      if (free_stretches.VisitOwnersContaining(free_before, offer_free_or_named)) {
+        if (taken < 0) offer_named_above(-1);
+        return taken;
+      }
+    } else {
+      const auto offer_below = [&](int32_t free) { return free <= number && offer(free); };
+      if (free_stretches.VisitOwnersContaining(range, offer_below)) return taken;
+    }
+    while (number >= 0 && !offer(number)) --number;  // the index cannot tell
     return taken;
   };
   const std::vector<SizedBuffer> order = AssignmentOrder();

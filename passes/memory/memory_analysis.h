@@ -57,6 +57,10 @@ struct MemoryAnalysisOptions {
   // Record every listed buffer's stay over the schedule and the schedule's instruction names
   // (PeakMemoryResult::lifetimes, schedule_instructions): what is live at any position.
   bool record_lifetimes = false;
+  // Offer every dying operand and every registered allocation, as XLA does, instead of those
+  // the sharing rules name (OperandsThatMayShare): the same answer, quadratic in a wide
+  // instruction's operands. For tests that hold the pruned offers to it.
+  bool offer_exhaustively = false;
   // What-if for rematerialization: temporary values (named as XLA's live-range file names them,
   // "name" or "name{1}" for tuple-shaped instructions) recomputed just before their first read
   // by a late reader instead of being kept from their definition. The buffer holding such a

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "passes/memory/peak_memory_builder.h"
 
@@ -81,7 +82,7 @@ void PeakMemoryBuilder::SimulateHeap() {
     while (static_cast<int64_t>(tick_time_.size()) < recorder_.ticks()) tick_time_.push_back(t);
   };
   freed_now_.assign(df_.values().size(), false);
-  std::vector<int32_t> frees;  // freed at t; TryShareOperand takes out the one it reuses
+  std::vector<int32_t> frees;  // freed at t, less those TryShareOperand reuses (freed_now_)
   for (int64_t t = 0; t <= end_time; ++t) {
     const auto at = static_cast<size_t>(t);
     frees.assign(freed.begin() + freed_begin[at], freed.begin() + freed_begin[at + 1]);
@@ -98,7 +99,7 @@ void PeakMemoryBuilder::SimulateHeap() {
         continue;
       }
       bool shared = false;
-      if (buffer.values.size() == 1) shared = TryShareOperand(value, t, frees, size);
+      if (buffer.values.size() == 1) shared = TryShareOperand(value, t, size);
       if (!shared) {
         interval_of_value_[id] = recorder_.Alloc(id, size);
         first_allocated[buffer.id] = id;
@@ -115,6 +116,7 @@ void PeakMemoryBuilder::SimulateHeap() {
     step_live_[at] = recorder_.live_bytes();
     snapshot_tick_[at] = recorder_.ticks();
     for (int32_t id : frees) {
+      if (!freed_now_[static_cast<size_t>(id)]) continue;  // an output took its space
       recorder_.Free(interval_of_value_[id]);
       freed_now_[static_cast<size_t>(id)] = false;
     }
@@ -178,38 +180,90 @@ std::map<int32_t, PeakMemoryBuilder::BufferSplit> PeakMemoryBuilder::RecomputeSp
   return splits;
 }
 
-bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t,
-                                        std::vector<int32_t>& frees, int64_t size) {
-  const HloInstruction* instr = value.instruction;
-  if (instr->opcode == Opcode::kCopy) return false;
-  for (const HloInstruction* operand : instr->operands) {
+const PeakMemoryBuilder::OperandOffers& PeakMemoryBuilder::OffersOf(const HloInstruction& user) {
+  if (offers_.user == &user) return offers_;
+  offers_.user = &user;
+  offers_.values.clear();
+  offers_.by_defining.clear();
+  std::unordered_set<int32_t> seen;
+  for (const HloInstruction* operand : user.operands) {
     const int32_t operand_top = df_.FirstSlot(operand);
     if (operand_top < 0) continue;
     for (int32_t operand_id : df_.ValueSet(operand_top)) {
-      // The one load that refuses most operands first: only a heap value whose space is freed
-      // at t has its end there (range_end_ is negative for every other value).
-      if (range_end_[operand_id] != t) continue;
-      if (alias_.BufferOf(operand_id).values.size() > 1) continue;
-      if (!lr_.HasRange(operand_id) || !IsHeapValue(operand_id)) continue;
-      if (!freed_now_[static_cast<size_t>(operand_id)]) continue;  // in `frees`
-      const HloValue& operand_value = df_.value(operand_id);
-      const HloInstruction* defining = operand_value.instruction;
-      if (defining != operand && std::find(instr->operands.begin(), instr->operands.end(),
-                                           defining) == instr->operands.end()) {
-        continue;
-      }
-      if (!CanShareOperandBufferWithUser(df_, *defining, operand_value.slot, *instr, value.slot,
-                                         sharing_memo_, options_.platform.platform)) {
-        continue;
-      }
-      recorder_.Free(interval_of_value_[operand_id]);
-      frees.erase(std::find(frees.begin(), frees.end(), operand_id));
-      freed_now_[static_cast<size_t>(operand_id)] = false;
-      interval_of_value_[value.id] =
-          recorder_.ShareWith(value.id, interval_of_value_[operand_id], size);
-      range_end_[operand_id] = lr_.Range(value.id).end;
-      return true;
+      const HloInstruction* defining = df_.value(operand_id).instruction;
+      // Only a value one of the user's operands defines is offered; a repeated one is refused
+      // again, as it was the first time.
+      if (defining != operand && sharing_memo_.operand_numbers.First(user, defining) < 0) continue;
+      if (!seen.insert(operand_id).second) continue;
+      offers_.by_defining[defining].push_back(static_cast<uint32_t>(offers_.values.size()));
+      offers_.values.push_back(operand_id);
     }
+  }
+  return offers_;
+}
+
+bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t, int64_t size) {
+  const HloInstruction* instr = value.instruction;
+  if (instr->opcode == Opcode::kCopy) return false;
+  const auto offer = [&](int32_t operand_id) {
+    // The one load that refuses most operands first: only a heap value whose space is freed
+    // at t has its end there (range_end_ is negative for every other value).
+    if (range_end_[operand_id] != t) return false;
+    if (alias_.BufferOf(operand_id).values.size() > 1) return false;
+    if (!lr_.HasRange(operand_id) || !IsHeapValue(operand_id)) return false;
+    if (!freed_now_[static_cast<size_t>(operand_id)]) return false;  // not freed at t
+    const HloValue& operand_value = df_.value(operand_id);
+    if (!CanShareOperandBufferWithUser(df_, *operand_value.instruction, operand_value.slot, *instr,
+                                       value.slot, sharing_memo_, options_.platform.platform)) {
+      return false;
+    }
+    recorder_.Free(interval_of_value_[operand_id]);
+    freed_now_[static_cast<size_t>(operand_id)] = false;  // SimulateHeap does not free it again
+    interval_of_value_[value.id] =
+        recorder_.ShareWith(value.id, interval_of_value_[operand_id], size);
+    range_end_[operand_id] = lr_.Range(value.id).end;
+    return true;
+  };
+  if (instr->operands.size() <= kNarrowUser) {
+    for (const HloInstruction* operand : instr->operands) {
+      const int32_t operand_top = df_.FirstSlot(operand);
+      if (operand_top < 0) continue;
+      for (int32_t operand_id : df_.ValueSet(operand_top)) {
+        const HloInstruction* defining = df_.value(operand_id).instruction;
+        if (defining != operand && std::find(instr->operands.begin(), instr->operands.end(),
+                                             defining) == instr->operands.end()) {
+          continue;
+        }
+        if (offer(operand_id)) return true;
+      }
+    }
+    return false;
+  }
+  // The rules name the few operands a wide user's output may take, where they can: a combined
+  // all-reduce's output is offered its own operand, not all of them (N^2 questions otherwise).
+  const OperandOffers& offers = OffersOf(*instr);
+  const auto may = options_.offer_exhaustively
+                       ? std::nullopt
+                       : OperandsThatMayShare(df_, *instr, value.slot, sharing_memo_,
+                                              options_.platform.platform);
+  if (!may) {
+    for (int32_t operand_id : offers.values) {
+      if (offer(operand_id)) return true;
+    }
+    return false;
+  }
+  picked_offers_.clear();
+  for (const HloInstruction* defining : *may) {
+    const auto it = offers.by_defining.find(defining);
+    if (it != offers.by_defining.end()) {
+      picked_offers_.insert(picked_offers_.end(), it->second.begin(), it->second.end());
+    }
+  }
+  std::sort(picked_offers_.begin(), picked_offers_.end());  // in the order they are offered
+  picked_offers_.erase(std::unique(picked_offers_.begin(), picked_offers_.end()),
+                       picked_offers_.end());
+  for (uint32_t at : picked_offers_) {
+    if (offer(offers.values[at])) return true;
   }
   return false;
 }

@@ -170,6 +170,13 @@ class PeakMemoryBuilder {
   // `space`: the buffer's memory space (BufferSpace).
   bool MaybeAssign(Allocation& allocation, const HloBuffer& buffer, int64_t bytes, int64_t space);
 
+  // The registration numbers (highest first) of the registered allocations holding a value that
+  // `value_id` may follow where the two touch, by the operands the sharing rules name for it
+  // (OperandsThatMayShare); nullopt where the rules name none in particular.
+  std::optional<std::vector<int32_t>> RegisteredHoldingShareable(
+      int32_t value_id, const std::vector<int32_t>& allocation_of_buffer,
+      const std::vector<int32_t>& registration_of) const;
+
   // By buffer id, worked out in one pass in buffer order (the assignment visits buffers in size
   // order, and following each one's values, instructions, operands and value sets there is a
   // chain of cache misses): the buffers whose allocations the buffer is offered first, in the
@@ -212,7 +219,22 @@ class PeakMemoryBuilder {
   // value of the same buffer (a loop's own body and init tuple are the buffer, not its readers).
   std::map<int32_t, BufferSplit> RecomputeSplits();
 
-  bool TryShareOperand(const HloValue& value, int64_t t, std::vector<int32_t>& frees, int64_t size);
+  // XLA's HeapSimulator offers a value defined at t the dying buffers of its instruction's
+  // operands, in operand order, and takes the first CanShareOperandBufferWithUser accepts.
+  bool TryShareOperand(const HloValue& value, int64_t t, int64_t size);
+  // A user with at most this many operands offers them all without an index (a bound on the
+  // cost of a scan, not on the answer).
+  static constexpr size_t kNarrowUser = 16;
+
+  // The operand values offered to an instruction's outputs, in the order they are offered
+  // (each once), and their positions in that order by defining instruction; kept for the last
+  // instruction asked about, whose outputs are allocated one after another.
+  struct OperandOffers {
+    const ir::HloInstruction* user = nullptr;
+    std::vector<int32_t> values;
+    std::unordered_map<const ir::HloInstruction*, std::vector<uint32_t>> by_defining;
+  };
+  const OperandOffers& OffersOf(const ir::HloInstruction& user);
 
   // How memory space `space`'s heap is packed: its alignment, XLA's value order for ties, and
   // the platform's packing order.
@@ -268,6 +290,8 @@ class PeakMemoryBuilder {
   // By value id, while the heap is simulated: the value is in the list of those freed at the
   // current position (TryShareOperand asks it for each operand of a wide instruction).
   std::vector<bool> freed_now_;
+  OperandOffers offers_;
+  std::vector<uint32_t> picked_offers_;  // TryShareOperand's scratch
   std::vector<int32_t> interval_of_value_;
   std::vector<int64_t> tick_time_;  // schedule position of each heap tick
   std::vector<int64_t> step_live_;  // live temp bytes after the allocations at each position
