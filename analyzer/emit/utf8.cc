@@ -63,4 +63,11 @@ std::string ValidUtf8(std::string_view text) {
   return out;
 }
 
+std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;  // text[cut] exists: back off the continuation bytes it starts
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
 }  // namespace spmdsim::analyzer

@@ -15,4 +15,8 @@ std::string ValidUtf8(std::string_view text);
 // Whether `text` is well-formed UTF-8 already.
 bool IsValidUtf8(std::string_view text);
 
+// The longest prefix of `text` of at most `max_bytes` bytes that does not end inside a UTF-8
+// sequence (a long op_name cut for a table cell or a trace event): `text` itself when it fits.
+std::string_view Utf8Prefix(std::string_view text, size_t max_bytes);
+
 }  // namespace spmdsim::analyzer

@@ -35,5 +35,17 @@ TEST_CASE("HtmlEscape writes invalid UTF-8 as U+FFFD") {
   CHECK(HtmlEscape("<a\xFF>") == "&lt;a" + kFffd + "&gt;");
 }
 
+TEST_CASE("Utf8Prefix cuts at most so many bytes, never inside a sequence") {
+  const std::string text = "ab\xC3\xA9\xE2\x82\xAC";  // "ab", e-acute (2 bytes), euro (3)
+  CHECK(Utf8Prefix(text, 100) == text);
+  CHECK(Utf8Prefix(text, 7) == text);
+  CHECK(Utf8Prefix(text, 2) == "ab");
+  CHECK(Utf8Prefix(text, 3) == "ab");  // inside the e-acute
+  CHECK(Utf8Prefix(text, 4) == "ab\xC3\xA9");
+  CHECK(Utf8Prefix(text, 5) == "ab\xC3\xA9");
+  CHECK(Utf8Prefix(text, 6) == "ab\xC3\xA9");
+  CHECK(Utf8Prefix(text, 0).empty());
+  CHECK(Utf8Prefix("\x80\x80\x80", 2).empty());  // only continuation bytes
+}
 }  // namespace
 }  // namespace spmdsim::analyzer

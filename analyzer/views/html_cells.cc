@@ -4,6 +4,7 @@
 
 #include "analyzer/emit/html_escape.h"
 #include "analyzer/emit/human_units.h"
+#include "analyzer/emit/utf8.h"
 
 namespace spmdsim::analyzer::html {
 
@@ -35,10 +36,8 @@ std::string LongTd(std::string_view text, std::string_view css, std::string_view
   const std::string open =
       fmt::format("<td class=\"{}\"{}{}", css, attributes.empty() ? "" : " ", attributes);
   if (text.size() <= kMaxCellChars) return open + ">" + E(text) + "</td>";
-  size_t cut = kMaxCellChars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return fmt::format("{} title=\"{}\">{}... ({} characters)</td>", open, E(text),
-                     E(text.substr(0, cut)), text.size());
+                     E(Utf8Prefix(text, kMaxCellChars)), text.size());
 }
 
 std::string TimeTd(double us, bool estimated) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/emit/human_units.h"
+#include "analyzer/emit/utf8.h"
 #include "analyzer/model/peak_groups.h"
 #include "analyzer/model/random_bit_values.h"
 #include "ir/checked_math.h"
@@ -22,9 +23,7 @@ double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string Cut(const std::string& text) {
   if (text.size() <= kMaxTextChars) return text;
-  size_t cut = kMaxTextChars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "...";
+  return std::string(Utf8Prefix(text, kMaxTextChars)) + "...";
 }
 
 size_t CategoryIndex(const std::string& category) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "analyzer/emit/utf8.h"
 #include "analyzer/views/trace_memory_tracks.h"
 #include "ir/c_unescape.h"
 
@@ -113,9 +114,7 @@ class TraceBuilder {
       // A combined all-reduce's op_name joins those of every member: keep the trace small.
       const std::string op_name = ir::CUnescape(instr.metadata().op_name);
       if (op_name.size() > kMaxOpNameChars) {
-        size_t cut = kMaxOpNameChars;
-        while (cut > 0 && (static_cast<unsigned char>(op_name[cut]) & 0xC0) == 0x80) --cut;
-        args["op_name"] = std::string(op_name.substr(0, cut)) + "...";
+        args["op_name"] = std::string(Utf8Prefix(op_name, kMaxOpNameChars)) + "...";
       } else {
         args["op_name"] = op_name;
       }
