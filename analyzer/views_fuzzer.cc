@@ -60,6 +60,7 @@
 #include "passes/module_facts.h"
 #include "passes/rng/rng_site_analysis.h"
 #include "passes/stats_analysis.h"
+#include "passes/timeline/step_timeline.h"
 #include "testing/fuzz_budget.h"
 #include "testing/fuzz_checks.h"
 
@@ -274,7 +275,9 @@ void RenderReport(const std::vector<ModuleReport>& reports) {
   html.trace_path = "trace.json";
   testing::CheckPrintable("views fuzzer", "report (HTML)", RenderHtmlReport(reports, html));
   for (const ModuleReport& report : reports) {
-    CheckJson("report --trace", JsonText(BuildTrace(report), 1));
+    const passes::StepTimeline step =
+        passes::SimulateStep(*report.input->module, report.collectives);
+    CheckJson("report --trace", JsonText(BuildTrace(report, step), 1));
   }
 }
 

@@ -19,6 +19,7 @@
 #include "analyzer/model/topology_presets.h"
 #include "analyzer/views/html_report.h"
 #include "analyzer/views/trace_writer.h"
+#include "passes/timeline/step_timeline.h"
 
 namespace spmdsim::analyzer {
 namespace {
@@ -98,7 +99,9 @@ int RunReport(const ReportOptions& options) {
       after = true;
     }
     // Invalid UTF-8 in a dump's strings becomes U+FFFD rather than an exception.
-    const std::string trace = JsonText(BuildTrace(*traced), 1);
+    const passes::StepTimeline step =
+        passes::SimulateStep(*traced->input->module, traced->collectives);
+    const std::string trace = JsonText(BuildTrace(*traced, step), 1);
     if (!WriteOutput(options.trace, trace + "\n", "trace")) return kExitUsage;
   }
   return kExitOk;

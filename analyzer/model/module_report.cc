@@ -4,6 +4,7 @@
 #include <string>
 
 #include "analyzer/emit/progress.h"
+#include "analyzer/model/module_stage.h"
 #include "analyzer/model/rng_report.h"
 
 namespace spmdsim::analyzer {
@@ -37,6 +38,7 @@ ModuleReport BuildModuleReport(const dump::ModuleInput& input, const ModuleRepor
   }
   ModuleReport report;
   report.input = &input;
+  report.unpartitioned = IsUnpartitioned(input);
   Progress& progress = Progress::Get();
   const std::string name(input.module->name);
   const auto start = [&](std::string_view part) {

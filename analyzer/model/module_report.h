@@ -37,6 +37,9 @@ struct ModuleReportOptions {
 
 struct ModuleReport {
   const dump::ModuleInput* input = nullptr;
+  // Not yet partitioned by XLA's SPMD partitioner (a before_optimizations module, or one with
+  // no partitions): its sizes and collectives are estimates.
+  bool unpartitioned = false;
   MemoryReport memory;
   passes::CollectiveResult collectives;
   passes::RngSiteResult rng;

@@ -13,7 +13,6 @@
 #include "analyzer/emit/human_units.h"
 #include "analyzer/model/collective_label.h"
 #include "analyzer/model/finding_scope.h"
-#include "analyzer/model/module_stage.h"
 #include "analyzer/model/random_bit_values.h"
 #include "analyzer/views/buffer_groups.h"
 #include "analyzer/views/fit_view.h"
@@ -416,7 +415,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
             std::string& out) {
   const dump::ModuleInput& input = *report.input;
   const bool estimate =
-      IsUnpartitioned(input) || input.stage == dump::ModuleStage::kBeforeOptimizations;
+      report.unpartitioned || input.stage == dump::ModuleStage::kBeforeOptimizations;
   out += fmt::format(
       "<section class=\"module{0}\" id=\"module-{1}\" data-module-index=\"{1}\" "
       "data-module=\"{2}\" data-stage=\"{3}\">\n<h2>{2} <span class=\"stage\">{3}{4}</span>"
@@ -446,7 +445,7 @@ void Module(const ModuleReport& report, size_t number, const HtmlReportOptions& 
   const RandomBitValues random(report.rng);
   out += MemoryViewHtml(report, number, random);
   LiveAtPeak(m, random, options, number, out);
-  Collectives(report.collectives, IsUnpartitioned(input), options, number, out);
+  Collectives(report.collectives, report.unpartitioned, options, number, out);
   RngSitesHtml(report.rng, number, options.max_rows, out);
   FindingsHtml(report.rng, m, number, options.max_rows, out);
   Noise(report.rng, ir::DeviceCount(*input.module), out);

@@ -23,10 +23,8 @@ double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 class TraceBuilder {
  public:
-  TraceBuilder(const ModuleReport& report, const TraceOptions& options)
-      : report_(report),
-        options_(options),
-        timeline_(passes::SimulateStep(*report.input->module, report.collectives, options)) {}
+  TraceBuilder(const ModuleReport& report, const passes::StepTimeline& timeline)
+      : report_(report), timeline_(timeline) {}
 
   nlohmann::ordered_json Build() {
     const ir::HloModule& module = *report_.input->module;
@@ -65,8 +63,8 @@ class TraceBuilder {
     data["schedule"] =
         module.is_scheduled ? "module schedule (text order)" : "text order (module not scheduled)";
     data["topology"] = c.topology;
-    data["compute_bandwidth_GBps"] = options_.compute_bandwidth_GBps;
-    data["min_slice_us"] = options_.min_slice_us;
+    data["compute_bandwidth_GBps"] = timeline_.options.compute_bandwidth_GBps;
+    data["min_slice_us"] = timeline_.options.min_slice_us;
     data["timing_model"] =
         "One pass over the flattened schedule: control-flow callers walk their computations in "
         "place, each once (loops not unrolled). Compute slice = max(min_slice_us, output bytes / "
@@ -147,15 +145,15 @@ class TraceBuilder {
   }
 
   const ModuleReport& report_;
-  const TraceOptions& options_;
-  const passes::StepTimeline timeline_;
+  const passes::StepTimeline& timeline_;
   nlohmann::ordered_json events_ = nlohmann::ordered_json::array();
 };
 
 }  // namespace
 
-nlohmann::ordered_json BuildTrace(const ModuleReport& report, const TraceOptions& options) {
-  return TraceBuilder(report, options).Build();
+nlohmann::ordered_json BuildTrace(const ModuleReport& report,
+                                  const passes::StepTimeline& timeline) {
+  return TraceBuilder(report, timeline).Build();
 }
 
 }  // namespace spmdsim::analyzer

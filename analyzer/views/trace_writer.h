@@ -28,12 +28,11 @@
 
 namespace spmdsim::analyzer {
 
-using TraceOptions = passes::StepTimelineOptions;
-
 // Thread ids of the tracks (pid is always 1: one device).
 inline constexpr int kTraceComputeTid = 1;
 inline constexpr int kTraceCollectivesTid = 2;
 
-nlohmann::ordered_json BuildTrace(const ModuleReport& report, const TraceOptions& options = {});
+// `timeline`: the module's step as passes::SimulateStep lays it out.
+nlohmann::ordered_json BuildTrace(const ModuleReport& report, const passes::StepTimeline& timeline);
 
 }  // namespace spmdsim::analyzer

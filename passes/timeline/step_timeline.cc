@@ -175,7 +175,9 @@ class StepSimulator {
 
 StepTimeline SimulateStep(const ir::HloModule& module, const CollectiveResult& collectives,
                           const StepTimelineOptions& options) {
-  return StepSimulator(collectives, options).Run(module);
+  StepTimeline timeline = StepSimulator(collectives, options).Run(module);
+  timeline.options = options;
+  return timeline;
 }
 
 }  // namespace spmdsim::passes

@@ -71,6 +71,7 @@ struct StepTimeline {
   std::unordered_map<std::string_view, int64_t> position_ns;
   // When the compute track finishes the entry computation.
   int64_t step_ns = 0;
+  StepTimelineOptions options;  // what the step was laid out with
 };
 
 // `collectives` is the collective analysis of `module` (its ops name the instructions).
