@@ -1,8 +1,11 @@
 #include "ir/call_graph.h"
 
 #include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/hlo.h"
 #include "ir/limits.h"
@@ -37,69 +40,76 @@ size_t CallOffset(const HloInstruction& caller, const CalledComputation& called)
 
 std::string Name(const HloComputation& computation) { return "%" + std::string(computation.name); }
 
-struct Frame {
-  const HloComputation* computation;
-  size_t instruction = 0;  // next instruction to look at
-  size_t call = 0;         // next call of that instruction
+// An edge caller -> callee for each call: the instruction and which of its calls.
+struct Call {
+  const HloInstruction* instruction = nullptr;
+  size_t index = 0;
+};
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property, Call>;
+
+// Boost's depth-first search (iterative, vertices and calls in text order): a computation is
+// finished once all it calls are, and a back edge (a call of one still on the path) is a cycle.
+class CycleAndOrder : public boost::default_dfs_visitor {
+ public:
+  CycleAndOrder(const HloModule& module, std::vector<const HloComputation*>& order,
+                std::vector<size_t>& path)
+      : module_(&module), order_(&order), path_(&path) {}
+  void discover_vertex(size_t v, const Graph&) { path_->push_back(v); }
+  void finish_vertex(size_t v, const Graph&) {
+    path_->pop_back();
+    order_->push_back(module_->computations[v]);
+  }
+  void back_edge(const Graph::edge_descriptor& e, const Graph& graph) const {
+    const Call& call = graph[e];
+    const HloComputation* callee = module_->computations[boost::target(e, graph)];
+    // The cycle is the path from the callee to here, then the callee again.
+    std::string cycle;
+    bool in_cycle = false;
+    for (size_t v : *path_) {
+      const HloComputation* on_path = module_->computations[v];
+      in_cycle = in_cycle || on_path == callee;
+      if (in_cycle) cycle += Name(*on_path) + " -> ";
+    }
+    cycle += Name(*callee);
+    const CalledComputation& called = call.instruction->called_computations()[call.index];
+    const std::string what =
+        callee == call.instruction->parent
+            ? "computation " + Name(*callee) + " calls itself"
+            : "computation " + Name(*callee) + " calls itself through " + cycle;
+    throw ParseError{
+        CallOffset(*call.instruction, called),
+        what + " (" + std::string(called.role) + "=); an HLO module's calls cannot form a cycle"};
+  }
+
+ private:
+  const HloModule* module_;
+  std::vector<const HloComputation*>* order_;
+  std::vector<size_t>* path_;
 };
 
 }  // namespace
 
 CallGraph CallGraph::Build(const HloModule& module) {
   CallGraph graph;
-  enum class State : unsigned char { kNew, kOnPath, kDone };
-  std::unordered_map<const HloComputation*, State> state;
-  for (const HloComputation* c : module.computations) state.emplace(c, State::kNew);
-
-  // Depth-first from every computation in text order, with an explicit stack: a computation is
-  // appended once all it calls are; meeting one that is still on the path is a cycle.
-  std::vector<Frame> path;
-  for (const HloComputation* start : module.computations) {
-    if (state[start] != State::kNew) continue;
-    state[start] = State::kOnPath;
-    path.push_back({start});
-    while (!path.empty()) {
-      Frame& frame = path.back();
-      const auto& instructions = frame.computation->instructions;
-      if (frame.instruction == instructions.size()) {
-        state[frame.computation] = State::kDone;
-        graph.callees_first_.push_back(frame.computation);
-        path.pop_back();
-        continue;
+  std::unordered_map<const HloComputation*, size_t> vertex;
+  for (size_t v = 0; v < module.computations.size(); ++v) vertex.emplace(module.computations[v], v);
+  Graph calls(module.computations.size());
+  for (size_t v = 0; v < module.computations.size(); ++v) {
+    for (const HloInstruction* instr : module.computations[v]->instructions) {
+      const auto& called = instr->called_computations();
+      for (size_t k = 0; k < called.size(); ++k) {
+        const auto it =
+            called[k].computation == nullptr ? vertex.end() : vertex.find(called[k].computation);
+        if (it != vertex.end()) boost::add_edge(v, it->second, Call{instr, k}, calls);
       }
-      const HloInstruction* instr = instructions[frame.instruction];
-      const auto& calls = instr->called_computations();
-      if (frame.call >= calls.size()) {
-        ++frame.instruction;
-        frame.call = 0;
-        continue;
-      }
-      const CalledComputation& called = calls[frame.call++];
-      const HloComputation* callee = called.computation;
-      if (callee == nullptr) continue;
-      auto it = state.find(callee);
-      if (it == state.end() || it->second == State::kDone) continue;
-      if (it->second == State::kOnPath) {
-        // The cycle is the path from the callee's frame to here, then the callee again.
-        std::string cycle;
-        bool in_cycle = false;
-        for (const Frame& f : path) {
-          in_cycle = in_cycle || f.computation == callee;
-          if (in_cycle) cycle += Name(*f.computation) + " -> ";
-        }
-        cycle += Name(*callee);
-        const std::string what =
-            callee == instr->parent
-                ? "computation " + Name(*callee) + " calls itself"
-                : "computation " + Name(*callee) + " calls itself through " + cycle;
-        throw ParseError{CallOffset(*instr, called),
-                         what + " (" + std::string(called.role) +
-                             "=); an HLO module's calls cannot form a cycle"};
-      }
-      it->second = State::kOnPath;
-      path.push_back({callee});
     }
   }
+  std::vector<size_t> path;
+  std::vector<boost::default_color_type> colors(module.computations.size());
+  boost::depth_first_search(
+      calls, CycleAndOrder(module, graph.callees_first_, path),
+      boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, calls)));
 
   // Longest chains, callers first: a computation's depth is final before its callees are seen.
   std::unordered_map<const HloComputation*, int> depth;
