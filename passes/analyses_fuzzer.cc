@@ -32,12 +32,12 @@
 #include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/memory/live_range_analysis.h"
 #include "passes/memory/memory_analysis.h"
+#include "passes/memory/sharding_sizes.h"
 #include "passes/module_facts.h"
 #include "passes/rng/rng_remat_saving.h"
 #include "passes/rng/rng_site_analysis.h"
 #include "passes/sharding/mesh_sharding.h"
 #include "passes/sharding/sharding_propagation.h"
-#include "passes/sharding/sharding_sizes.h"
 #include "passes/stats_analysis.h"
 #include "testing/fuzz_budget.h"
 

@@ -258,4 +258,48 @@ int64_t WhileTripCount(const HloInstruction& loop) {
   return -1;
 }
 
+ComputationExecutions ComputationExecutionCounts(const ir::HloModule& module) {
+  // Callers first over the module's call graph: a computation's count is final before any
+  // computation it calls is reached, so each is summed once from its call sites.
+  ComputationExecutions executions;
+  std::unordered_map<const HloComputation*, int64_t>& counts = executions.runs;
+  std::unordered_map<const HloComputation*, bool>& known = executions.known;
+  counts.reserve(module.computations.size());
+  known.reserve(module.computations.size());
+  // A loop's trip count, once for its body and condition (it may parse a backend config).
+  std::unordered_map<const HloInstruction*, int64_t> trips;
+  const auto order = module.call_graph.CalleesFirst();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const HloComputation* computation = *it;
+    if (computation->is_entry) {
+      counts[computation] = 1;
+      known[computation] = true;
+      continue;
+    }
+    int64_t total = 0;
+    bool all = true;
+    for (const HloInstruction* caller : computation->callers) {
+      if (caller->parent == nullptr) continue;
+      const int64_t parent_count = counts[caller->parent];
+      all = all && known[caller->parent];
+      int64_t factor = 1;
+      if (caller->opcode == Opcode::kWhile) {
+        const auto [at, first] = trips.try_emplace(caller, 0);
+        if (first) at->second = WhileTripCount(*caller);
+        int64_t trip = at->second;
+        if (trip < 0) {
+          all = false;
+          trip = 1;
+        }
+        if (caller->Called("body") == computation) factor = trip;
+        if (caller->Called("condition") == computation) factor = ir::SaturatingAdd(trip, 1);
+      }
+      total = ir::SaturatingAdd(total, ir::SaturatingMul(parent_count, factor));
+    }
+    counts[computation] = total;
+    known[computation] = all;
+  }
+  return executions;
+}
+
 }  // namespace spmdsim::passes

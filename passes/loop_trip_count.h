@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 
 #include "ir/hlo.h"
 
@@ -28,5 +29,14 @@ std::optional<int64_t> InductionTripCount(const ir::HloInstruction& loop);
 
 // KnownTripCount, else InductionTripCount, else -1 (unknown).
 int64_t WhileTripCount(const ir::HloInstruction& loop);
+
+// How many times each computation runs per execution of the entry computation.
+struct ComputationExecutions {
+  std::unordered_map<const ir::HloComputation*, int64_t> runs;
+  // Whether every loop on the way has a known trip count (1 assumed where not).
+  std::unordered_map<const ir::HloComputation*, bool> known;
+};
+// ModuleAnalyses::Executions keeps them for a module.
+ComputationExecutions ComputationExecutionCounts(const ir::HloModule& module);
 
 }  // namespace spmdsim::passes

@@ -1,8 +1,15 @@
 #include "passes/module_analyses.h"
 
+#include "passes/memory/buffer_alias_analysis.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
+#include "passes/memory/live_range_analysis.h"
 #include "passes/module_facts.h"
+#include "passes/rng/random_provenance.h"
 
 namespace spmdsim::passes {
+
+ModuleAnalyses::ModuleAnalyses(const ir::HloModule& module) : module_(module) {}
+ModuleAnalyses::~ModuleAnalyses() = default;
 
 const DataflowAnalysis& ModuleAnalyses::Dataflow() {
   if (!dataflow_) {

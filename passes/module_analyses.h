@@ -18,17 +18,21 @@
 #include <optional>
 
 #include "ir/hlo.h"
-#include "passes/collectives/collective_analysis.h"
-#include "passes/memory/buffer_alias_analysis.h"
-#include "passes/memory/buffer_dataflow_analysis.h"
-#include "passes/memory/live_range_analysis.h"
-#include "passes/rng/random_provenance.h"
+#include "passes/loop_trip_count.h"
 
 namespace spmdsim::passes {
 
+// Kept here by type; declared by the subjects that build them (the context holds them, it does
+// not know them: passes/memory/ and passes/rng/ include this header, not the other way).
+class AliasAnalysis;
+class DataflowAnalysis;
+class LiveRangeAnalysis;
+class RandomProvenance;
+
 class ModuleAnalyses {
  public:
-  explicit ModuleAnalyses(const ir::HloModule& module) : module_(module) {}
+  explicit ModuleAnalyses(const ir::HloModule& module);
+  ~ModuleAnalyses();
   ModuleAnalyses(const ModuleAnalyses&) = delete;
   ModuleAnalyses& operator=(const ModuleAnalyses&) = delete;
 

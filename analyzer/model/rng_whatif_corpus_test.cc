@@ -17,6 +17,7 @@
 #include "dump/module_file_set.h"
 #include "dump/module_loader.h"
 #include "dump/xla_memory_files.h"
+#include "passes/memory/buffer_alias_analysis.h"
 #include "passes/module_analyses.h"
 #include "testing/corpus_test.h"
 #include "testing/mode_twins.h"

@@ -114,15 +114,6 @@ CollectiveResult AnalyzeCollectives(const ir::HloModule& module,
 CollectiveResult AnalyzeCollectives(ModuleAnalyses& analyses,
                                     const CollectiveOptions& options = {});
 
-// WhileTripCount: passes/loop_trip_count.h.
-
-// How many times each computation runs per execution of the entry computation.
-struct ComputationExecutions {
-  std::unordered_map<const ir::HloComputation*, int64_t> runs;
-  // Whether every loop on the way has a known trip count (1 assumed where not).
-  std::unordered_map<const ir::HloComputation*, bool> known;
-};
-// ModuleAnalyses::Executions keeps them for a module.
-ComputationExecutions ComputationExecutionCounts(const ir::HloModule& module);
+// WhileTripCount, ComputationExecutionCounts: passes/loop_trip_count.h.
 
 }  // namespace spmdsim::passes

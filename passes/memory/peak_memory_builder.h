@@ -23,7 +23,7 @@
 #include "passes/memory/buffer_sharing_rules.h"
 #include "passes/memory/live_range_analysis.h"
 #include "passes/memory/memory_analysis.h"
-#include "passes/sharding/sharding_sizes.h"
+#include "passes/memory/sharding_sizes.h"
 
 namespace spmdsim::passes::memory_internal {
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "ir/parser.h"
+#include "passes/memory/buffer_alias_analysis.h"
 #include "passes/module_analyses.h"
 #include "passes/rng/rng_site_analysis.h"
 #include "testing/corpus_files.h"

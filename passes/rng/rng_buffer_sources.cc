@@ -3,6 +3,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/rng/rng_site_finder.h"
 #include "passes/rng/rng_value_flow.h"
 

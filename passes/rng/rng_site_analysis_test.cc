@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "passes/collectives/collective_analysis.h"
+#include "passes/memory/live_range_analysis.h"
 #include "passes/memory/memory_analysis.h"
 #include "passes/rng/rng_remat_saving.h"
 #include "testing/corpus_test.h"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/checked_math.h"
+#include "passes/memory/buffer_dataflow_analysis.h"
 #include "passes/module_analyses.h"
 #include "passes/rng/philox_expansion.h"
 #include "passes/rng/rng_site_analysis.h"

@@ -7,7 +7,6 @@
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
-#include "passes/collectives/collective_analysis.h"
 #include "passes/sharding/sharding_rules.h"
 #include "passes/sharding/sharding_walker.h"
 

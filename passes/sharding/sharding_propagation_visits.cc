@@ -5,6 +5,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "passes/loop_trip_count.h"
 #include "passes/sharding/sharding_walker.h"
 
 namespace spmdsim::passes::sharding_internal {

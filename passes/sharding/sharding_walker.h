@@ -16,7 +16,6 @@
 
 #include "ir/c_unescape.h"
 #include "ir/checked_math.h"
-#include "passes/collectives/collective_analysis.h"
 #include "passes/sharding/sharding_propagation.h"
 #include "passes/sharding/sharding_rules.h"
 

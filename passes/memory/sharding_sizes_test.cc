@@ -1,6 +1,6 @@
 // Per-device sizes of a module with global shapes: annotated, inherited from operands, from
 // users, and whole where nothing says otherwise.
-#include "passes/sharding/sharding_sizes.h"
+#include "passes/memory/sharding_sizes.h"
 
 #include <catch2/catch.hpp>
 

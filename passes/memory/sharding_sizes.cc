@@ -1,4 +1,4 @@
-#include "passes/sharding/sharding_sizes.h"
+#include "passes/memory/sharding_sizes.h"
 
 #include <algorithm>
 
