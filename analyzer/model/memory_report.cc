@@ -140,11 +140,24 @@ MemoryReport BuildMemoryReport(const dump::ModuleInput& input,
                       " bytes of temp";
     if (xla.source.empty()) xla.source = FileName(paths.buffer_assignment);
   }
+  if (xla.buffer_assignment) {
+    const passes::PeakMemoryResult& p = report.prediction;
+    xla.temp_bytes_by_space[p.memory_space] =
+        xla.buffer_assignment->TempBytesOfColor(p.memory_space);
+    for (const passes::MemorySpaceUsage& space : p.memory_spaces) {
+      xla.temp_bytes_by_space[space.space] = xla.buffer_assignment->TempBytesOfColor(space.space);
+    }
+  }
   if (!xla.source.empty()) {
     xla.peak_bytes =
         passes::PeakBytes(xla.argument_bytes, xla.output_bytes, xla.alias_bytes, xla.temp_bytes);
   }
   return report;
+}
+
+std::string MemorySpaceLabel(const passes::MemorySpaceUsage& space) {
+  const std::string number = "S(" + std::to_string(space.space) + ")";
+  return space.name == number ? number : space.name + " (" + number + ")";
 }
 
 }  // namespace spmdsim::analyzer

@@ -3,6 +3,7 @@
 // analyzer/views/memory_view.h (text, JSON) and the HTML report.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ struct XlaMemoryFigures {
   // sum of any allocations the dump lists (docs/MEMORY.md); empty otherwise.
   std::string temp_source;
   int64_t memory_analysis_temp_bytes = -1;  // memory_analysis()'s own temp when replaced above
+  // The buffer assignment's preallocated temp of each memory space the prediction reports (the
+  // analysed one and the others), by space; empty without a buffer-assignment file.
+  std::map<int64_t, int64_t> temp_bytes_by_space;
+  // temp_bytes_by_space's figure for `space`; -1 when XLA's is not known.
+  int64_t TempBytesOfSpace(int64_t space) const {
+    const auto it = temp_bytes_by_space.find(space);
+    return it == temp_bytes_by_space.end() ? -1 : it->second;
+  }
   std::optional<dump::XlaBufferAssignment> buffer_assignment;
   std::optional<dump::XlaMemoryUsageReport> memory_usage_report;
   std::optional<dump::XlaLiveRange> live_range;
@@ -40,6 +49,10 @@ struct MemoryReport {
   passes::PeakMemoryResult prediction;
   XlaMemoryFigures xla;
 };
+
+// How a memory space is named in every view: its name with its number ("pinned host (S(5))"),
+// or the number alone when that is its name.
+std::string MemorySpaceLabel(const passes::MemorySpaceUsage& space);
 
 // Runs the analysis on one loaded module and reads the companion files the loader paired with it
 // (input.files, dump/module_file_set.h).

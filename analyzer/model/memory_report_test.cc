@@ -92,3 +92,38 @@ TEST_CASE("companion files of another module are not used as XLA's figures, and 
 
 }  // namespace
 }  // namespace spmdsim::analyzer
+
+namespace spmdsim::analyzer {
+namespace {
+
+// XLA's per-space temp is read once, in the model, for every space the prediction reports; every
+// view labels a space the same way (a space named by its number alone is not named twice).
+TEST_CASE("XLA's temp of each memory space and the spaces' labels, on a TPU step") {
+  const std::string cell = std::string(SPMDSIM_TESTDATA_DIR) +
+                           "/dumps/jax012_tpu16_flax_dp_partitionable_remat/module_0003.jit_train_"
+                           "step.cl_1004524046.after_optimizations.txt.gz";
+  dump::LoadOutcome outcome = dump::LoadInputs(cell);
+  REQUIRE_FALSE(outcome.failure);
+  passes::MemoryAnalysisOptions options;
+  options.platform = passes::PlatformProfile::For(passes::Platform::kTpu);
+  const MemoryReport report = BuildMemoryReport(outcome.inputs.modules.at(0), options);
+  REQUIRE(report.xla.buffer_assignment);
+  REQUIRE_FALSE(report.prediction.memory_spaces.empty());
+  for (const passes::MemorySpaceUsage& space : report.prediction.memory_spaces) {
+    CHECK(report.xla.TempBytesOfSpace(space.space) ==
+          report.xla.buffer_assignment->TempBytesOfColor(space.space));
+    const std::string label = MemorySpaceLabel(space);
+    const std::string number = "S(" + std::to_string(space.space) + ")";
+    CHECK(label.find(number) != std::string::npos);
+    CHECK(label.find(number) == label.rfind(number));  // once
+  }
+  CHECK(report.xla.TempBytesOfSpace(0) == report.xla.buffer_assignment->TempBytesOfColor(0));
+  CHECK(report.xla.TempBytesOfSpace(12345) == -1);
+  passes::MemorySpaceUsage vmem;
+  vmem.space = 1;
+  vmem.name = "VMEM";
+  CHECK(MemorySpaceLabel(vmem) == "VMEM (S(1))");
+}
+
+}  // namespace
+}  // namespace spmdsim::analyzer

@@ -161,11 +161,10 @@ void MemoryTerms(const MemoryReport& report, std::string& out) {
         "<th class=\"num\">exact bytes</th><th class=\"num\">XLA</th><th "
         "class=\"num\">values</th></tr>\n";
     for (const passes::MemorySpaceUsage& space : m.memory_spaces) {
-      const int64_t theirs =
-          x.buffer_assignment ? x.buffer_assignment->TempBytesOfColor(space.space) : -1;
-      out += "<tr>" + Td(fmt::format("{} (S({}))", space.name, space.space)) +
-             BytesTd(space.temp_bytes) + NumTd(space.temp_bytes) +
-             (theirs >= 0 ? BytesTd(theirs) : Td("")) + NumTd(space.value_count) + "</tr>\n";
+      const int64_t theirs = x.TempBytesOfSpace(space.space);
+      out += "<tr>" + Td(MemorySpaceLabel(space)) + BytesTd(space.temp_bytes) +
+             NumTd(space.temp_bytes) + (theirs >= 0 ? BytesTd(theirs) : Td("")) +
+             NumTd(space.value_count) + "</tr>\n";
     }
     out += "</table>\n";
   }

@@ -109,8 +109,8 @@ nlohmann::ordered_json MemoryToJson(const MemoryReport& report) {
                                 {"temp_bytes", space.temp_bytes},
                                 {"max_live_bytes", space.max_live_bytes},
                                 {"values", space.value_count}};
-    if (report.xla.buffer_assignment) {
-      s["xla_temp_bytes"] = report.xla.buffer_assignment->TempBytesOfColor(space.space);
+    if (const int64_t xla = report.xla.TempBytesOfSpace(space.space); xla >= 0) {
+      s["xla_temp_bytes"] = xla;
     }
     other_spaces.push_back(std::move(s));
   }
@@ -222,10 +222,9 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
   const XlaMemoryFigures& x = report.xla;
   if (r.memory_space != 0) {
     // Another memory space: XLA's figure is that color's preallocated temp.
-    if (x.buffer_assignment) {
+    if (const int64_t xla = x.TempBytesOfSpace(r.memory_space); xla >= 0) {
       out << fmt::format("    XLA   temp {}  (buffer assignment, preallocated temp of S({}))\n",
-                         HumanBytes(x.buffer_assignment->TempBytesOfColor(r.memory_space)),
-                         r.memory_space);
+                         HumanBytes(xla), r.memory_space);
     }
   } else if (!x.source.empty()) {
     out << "    XLA   "
@@ -248,14 +247,11 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
                      HumanBytes(r.heap_bytes), r.packing_order, HumanBytes(r.max_live_temp_bytes),
                      HumanBytes(r.tuple_table_bytes));
   for (const passes::MemorySpaceUsage& space : r.memory_spaces) {
-    std::string xla_figure;
-    if (x.buffer_assignment) {
-      xla_figure = ", XLA " + HumanBytes(x.buffer_assignment->TempBytesOfColor(space.space));
-    }
-    const std::string number = fmt::format("S({})", space.space);
+    const int64_t xla = x.TempBytesOfSpace(space.space);
+    const std::string xla_figure = xla >= 0 ? ", XLA " + HumanBytes(xla) : std::string();
     out << fmt::format("    {}: temp {}{} ({} values; not in the figures above)\n",
-                       space.name == number ? number : space.name + " (" + number + ")",
-                       HumanBytes(space.temp_bytes), xla_figure, space.value_count);
+                       MemorySpaceLabel(space), HumanBytes(space.temp_bytes), xla_figure,
+                       space.value_count);
   }
   if (r.peak_time >= 0) {
     out << fmt::format("  peak at position {}: {} ({}); {} buffers live, largest first:\n",
