@@ -26,10 +26,11 @@ int64_t ToleranceLimit(int64_t baseline, double tolerance_pct) {
   return std::max(baseline, static_cast<int64_t>(std::floor(limit)));
 }
 
-CheckRow CompareRow(const ModuleFigures& now_module, std::string metric, int64_t baseline,
-                    int64_t now, double tolerance_pct) {
+CheckRow CompareRow(const ModuleFigures& now_module, CheckMetric metric, int64_t baseline,
+                    int64_t now, double tolerance_pct, std::string collective_kind = {}) {
   CheckRow row;
-  row.metric = std::move(metric);
+  row.metric = metric;
+  row.collective_kind = std::move(collective_kind);
   row.baseline = baseline;
   row.now = now;
   row.limit = ToleranceLimit(baseline, tolerance_pct);
@@ -38,17 +39,17 @@ CheckRow CompareRow(const ModuleFigures& now_module, std::string metric, int64_t
     row.status = CheckStatus::kRegressed;
     const std::optional<double> pct = row.ChangePct();
     row.message = fmt::format("{}: {} rose from {} to {} ({}{}), more than the {:g}% tolerance",
-                              ModuleLabel(now_module), row.metric, HumanBytes(baseline),
+                              ModuleLabel(now_module), row.MetricName(), HumanBytes(baseline),
                               HumanBytes(now), HumanBytesDelta(now - baseline),
                               pct ? fmt::format(", {:+.2f}%", *pct) : std::string(), tolerance_pct);
   }
   return row;
 }
 
-CheckRow LimitRow(const ModuleFigures& m, std::string metric, std::string flag, int64_t now,
+CheckRow LimitRow(const ModuleFigures& m, CheckMetric metric, std::string flag, int64_t now,
                   int64_t limit) {
   CheckRow row;
-  row.metric = std::move(metric);
+  row.metric = metric;
   row.now = now;
   row.limit = limit;
   row.limit_label = std::move(flag);
@@ -56,8 +57,8 @@ CheckRow LimitRow(const ModuleFigures& m, std::string metric, std::string flag, 
     row.status = CheckStatus::kBreached;
     row.message =
         fmt::format("{}: {} is {}, over {} {} by {}", ModuleLabel(m),
-                    row.metric == "max_peak" ? "peak memory per device"
-                                             : "collective bytes per device per step",
+                    row.metric == CheckMetric::kMaxPeak ? "peak memory per device"
+                                                        : "collective bytes per device per step",
                     HumanBytes(now), row.limit_label, HumanBytes(limit), HumanBytes(now - limit));
   }
   return row;
@@ -66,7 +67,7 @@ CheckRow LimitRow(const ModuleFigures& m, std::string metric, std::string flag, 
 // --must-fit: the peak against the usable memory of the module's device.
 CheckRow MustFitRow(const ModuleFigures& m) {
   CheckRow row;
-  row.metric = "must_fit";
+  row.metric = CheckMetric::kMustFit;
   row.now = m.peak_bytes;
   if (!m.fit || !m.fit->fits) {
     row.limit_label = "--must-fit: no device";
@@ -96,20 +97,22 @@ void AddLimitRows(const CheckOptions& options, ModuleCheck& check) {
   if (options.must_fit) check.rows.push_back(MustFitRow(m));
   if (options.max_peak_bytes) {
     check.rows.push_back(
-        LimitRow(m, "max_peak", "--max-peak", m.peak_bytes, *options.max_peak_bytes));
+        LimitRow(m, CheckMetric::kMaxPeak, "--max-peak", m.peak_bytes, *options.max_peak_bytes));
   }
   if (options.max_wire_bytes) {
-    check.rows.push_back(
-        LimitRow(m, "max_wire", "--max-wire", m.wire_bytes_per_device, *options.max_wire_bytes));
+    check.rows.push_back(LimitRow(m, CheckMetric::kMaxWire, "--max-wire", m.wire_bytes_per_device,
+                                  *options.max_wire_bytes));
   }
 }
 
 void AddComparisonRows(const ModuleFigures& base, const CheckOptions& options, ModuleCheck& check) {
   const ModuleFigures& now = check.figures;
   const double tol = options.tolerance_pct;
-  check.rows.push_back(CompareRow(now, "peak_bytes", base.peak_bytes, now.peak_bytes, tol));
-  check.rows.push_back(CompareRow(now, "temp_bytes", base.temp_bytes, now.temp_bytes, tol));
-  check.rows.push_back(CompareRow(now, "wire_bytes_per_device", base.wire_bytes_per_device,
+  check.rows.push_back(
+      CompareRow(now, CheckMetric::kPeakBytes, base.peak_bytes, now.peak_bytes, tol));
+  check.rows.push_back(
+      CompareRow(now, CheckMetric::kTempBytes, base.temp_bytes, now.temp_bytes, tol));
+  check.rows.push_back(CompareRow(now, CheckMetric::kWireBytes, base.wire_bytes_per_device,
                                   now.wire_bytes_per_device, tol));
   std::set<std::string> kinds;
   for (const auto& [kind, bytes] : base.wire_by_kind) kinds.insert(kind);
@@ -117,19 +120,21 @@ void AddComparisonRows(const ModuleFigures& base, const CheckOptions& options, M
   for (const std::string& kind : kinds) {
     const auto before = base.wire_by_kind.find(kind);
     const auto after = now.wire_by_kind.find(kind);
-    check.rows.push_back(CompareRow(now, "wire_bytes_per_device[" + kind + "]",
-                                    before == base.wire_by_kind.end() ? 0 : before->second,
-                                    after == now.wire_by_kind.end() ? 0 : after->second, tol));
+    check.rows.push_back(CompareRow(
+        now, CheckMetric::kWireBytesOfKind, before == base.wire_by_kind.end() ? 0 : before->second,
+        after == now.wire_by_kind.end() ? 0 : after->second, tol, kind));
   }
-  check.rows.push_back(CompareRow(now, "rng_materialized_bytes", base.rng_materialized_bytes,
-                                  now.rng_materialized_bytes, tol));
+  check.rows.push_back(CompareRow(now, CheckMetric::kRngMaterializedBytes,
+                                  base.rng_materialized_bytes, now.rng_materialized_bytes, tol));
   // A memory row that regressed says what grew at the peak, and where in the user's program: the
   // peak and temp rows any group, the RNG row the random bits'.
   const std::vector<PeakGrowth> grew = PeakGrowthOf(base.peak, now.peak, 16);
   for (CheckRow& row : check.rows) {
     if (row.status != CheckStatus::kRegressed) continue;
-    const bool rng = row.metric == "rng_materialized_bytes";
-    if (!rng && row.metric != "peak_bytes" && row.metric != "temp_bytes") continue;
+    const bool rng = row.metric == CheckMetric::kRngMaterializedBytes;
+    if (!rng && row.metric != CheckMetric::kPeakBytes && row.metric != CheckMetric::kTempBytes) {
+      continue;
+    }
     std::vector<PeakGrowth> shown;
     for (const PeakGrowth& g : grew) {
       if ((!rng || g.category == "random bits") && shown.size() < 3) shown.push_back(g);
@@ -149,7 +154,7 @@ void AddComparisonRows(const ModuleFigures& base, const CheckOptions& options, M
     fresh += f.is_new ? 1 : 0;
   }
   CheckRow row;
-  row.metric = "findings";
+  row.metric = CheckMetric::kFindings;
   row.is_count = true;
   row.baseline = static_cast<int64_t>(base.findings.size());
   row.now = static_cast<int64_t>(now.findings.size());
@@ -203,6 +208,30 @@ std::string NothingCompared(const CheckRun& run, const std::vector<ModuleFigures
 }
 
 }  // namespace
+
+std::string CheckMetricName(CheckMetric metric, std::string_view collective_kind) {
+  switch (metric) {
+    case CheckMetric::kPeakBytes:
+      return "peak_bytes";
+    case CheckMetric::kTempBytes:
+      return "temp_bytes";
+    case CheckMetric::kWireBytes:
+      return "wire_bytes_per_device";
+    case CheckMetric::kWireBytesOfKind:
+      return "wire_bytes_per_device[" + std::string(collective_kind) + "]";
+    case CheckMetric::kRngMaterializedBytes:
+      return "rng_materialized_bytes";
+    case CheckMetric::kFindings:
+      return "findings";
+    case CheckMetric::kMaxPeak:
+      return "max_peak";
+    case CheckMetric::kMaxWire:
+      return "max_wire";
+    case CheckMetric::kMustFit:
+      return "must_fit";
+  }
+  return "unknown";
+}
 
 const char* CheckStatusName(CheckStatus status) {
   switch (status) {

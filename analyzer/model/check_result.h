@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/model/baseline.h"
@@ -40,11 +41,31 @@ enum class CheckStatus { kOk, kRegressed, kBreached };
 // "ok" | "regressed" | "breached"
 const char* CheckStatusName(CheckStatus status);
 
+// What a row checks. Compared with the baseline: the peak, temp, collective bytes (in all and
+// per collective kind), materialized random bits, findings; against a limit: --max-peak,
+// --max-wire, --must-fit.
+enum class CheckMetric {
+  kPeakBytes,
+  kTempBytes,
+  kWireBytes,
+  kWireBytesOfKind,  // CheckRow::collective_kind names the kind
+  kRngMaterializedBytes,
+  kFindings,
+  kMaxPeak,
+  kMaxWire,
+  kMustFit,
+};
+
+// "peak_bytes" | "temp_bytes" | "wire_bytes_per_device" | "wire_bytes_per_device[<kind>]" |
+// "rng_materialized_bytes" | "findings" | "max_peak" | "max_wire" | "must_fit": the name every
+// output format writes (docs/JSON_SCHEMA.md). `collective_kind` only for kWireBytesOfKind.
+std::string CheckMetricName(CheckMetric metric, std::string_view collective_kind = {});
+
 // One row of the table.
 struct CheckRow {
-  // peak_bytes | temp_bytes | wire_bytes_per_device | wire_bytes_per_device[<kind>] |
-  // rng_materialized_bytes | findings | max_peak | max_wire | must_fit
-  std::string metric;
+  CheckMetric metric = CheckMetric::kPeakBytes;
+  std::string collective_kind;  // kWireBytesOfKind: "all-reduce", ...
+  std::string MetricName() const { return CheckMetricName(metric, collective_kind); }
   bool is_count = false;            // findings: counts, not bytes
   std::optional<int64_t> baseline;  // absent for limit rows
   int64_t now = 0;

@@ -25,7 +25,7 @@ ModuleFigures Figures(int64_t peak, int64_t wire = 0) {
 
 const CheckRow& Row(const CheckRun& run, const std::string& metric) {
   for (const CheckRow& row : run.modules.at(0).rows) {
-    if (row.metric == metric) return row;
+    if (row.MetricName() == metric) return row;
   }
   FAIL("no row " << metric);
   return run.modules.at(0).rows.at(0);

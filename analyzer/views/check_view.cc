@@ -16,7 +16,7 @@ nlohmann::ordered_json OptionalJson(const std::optional<int64_t>& value) {
 
 nlohmann::ordered_json RowJson(const CheckRow& row) {
   nlohmann::ordered_json j;
-  j["metric"] = row.metric;
+  j["metric"] = row.MetricName();
   j["unit"] = row.is_count ? "count" : "bytes";
   j["baseline"] = OptionalJson(row.baseline);
   j["now"] = row.now;
@@ -219,7 +219,7 @@ void PrintCheckText(const CheckRun& run, std::ostream& out) {
                          "change", "limit", "status");
     }
     for (const CheckRow& row : m.rows) {
-      out << fmt::format("  {:<36} {:>12} {:>12} {:>22} {:>22}  {}\n", row.metric,
+      out << fmt::format("  {:<36} {:>12} {:>12} {:>22} {:>22}  {}\n", row.MetricName(),
                          row.baseline ? CheckCellValue(row, *row.baseline) : "",
                          CheckCellValue(row, row.now), CheckCellChange(row), CheckCellLimit(row),
                          CheckCellStatus(row));

@@ -148,14 +148,14 @@ void PrintGithubAnnotations(const CheckRun& run, const CiOutputOptions& options,
                  fmt::format("{}: {}", ModuleLabel(m.figures), OneSideText(m.match)));
     }
     for (const CheckRow& row : m.rows) {
-      if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
+      if (row.status == CheckStatus::kOk || row.metric == CheckMetric::kFindings) continue;
       // At the user's source line of the largest growth when known (the dump is not in the pull
       // request), else at the module's file.
       const SourceLocation where = SplitSource(row.source);
       Annotation(out, "error",
                  row.source.empty() ? module_file : RelativeTo(where.file, options.source_root),
                  row.source.empty() ? 0 : where.line,
-                 fmt::format("spmdsim {} {}", row.metric, CheckStatusName(row.status)),
+                 fmt::format("spmdsim {} {}", row.MetricName(), CheckStatusName(row.status)),
                  row.message);
     }
     for (const CheckedFinding& checked : m.findings) {
@@ -187,7 +187,7 @@ std::string GithubStepSummary(const CheckRun& run) {
     for (const CheckRow& row : m.rows) {
       const std::string status = CheckCellStatus(row);
       out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, stage,
-                         MarkdownCell(row.metric),
+                         MarkdownCell(row.MetricName()),
                          row.baseline ? CheckCellValue(row, *row.baseline) : "",
                          CheckCellValue(row, row.now), CheckCellChange(row), CheckCellLimit(row),
                          row.status == CheckStatus::kOk ? status : "**" + status + "**");
@@ -237,7 +237,7 @@ std::string JunitXml(const CheckRun& run) {
     for (const CheckRow& row : m.rows) {
       ++suite_tests;
       cases << fmt::format("    <testcase classname=\"{}\" name=\"{}\">", class_name,
-                           XmlEscape(row.metric));
+                           XmlEscape(row.MetricName()));
       if (row.status == CheckStatus::kOk) {
         cases << "</testcase>\n";
         continue;
@@ -245,7 +245,7 @@ std::string JunitXml(const CheckRun& run) {
       ++suite_failures;
       std::string detail = fmt::format("now {}, limit {}", row.now, row.limit);
       if (row.baseline) detail = fmt::format("baseline {}, ", *row.baseline) + detail;
-      if (row.metric == "findings") {
+      if (row.metric == CheckMetric::kFindings) {
         for (const CheckedFinding& f : m.findings) {
           if (f.is_new) {
             detail += fmt::format("\nnew {} at {}: {}", f.finding.kind, f.finding.source,

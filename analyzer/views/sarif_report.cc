@@ -31,12 +31,25 @@ size_t FindingRule(std::string_view kind) {
 }
 
 size_t RowRule(const CheckRow& row) {
-  if (row.metric == "peak_bytes") return RuleIndex("peak-memory-regression");
-  if (row.metric == "temp_bytes") return RuleIndex("temp-memory-regression");
-  if (row.metric == "rng_materialized_bytes") return RuleIndex("rng-memory-regression");
-  if (row.metric == "max_peak" || row.metric == "must_fit") return RuleIndex("peak-memory-limit");
-  if (row.metric == "max_wire") return RuleIndex("collective-bytes-limit");
-  return RuleIndex("collective-bytes-regression");  // wire_bytes_per_device[...]
+  switch (row.metric) {
+    case CheckMetric::kPeakBytes:
+      return RuleIndex("peak-memory-regression");
+    case CheckMetric::kTempBytes:
+      return RuleIndex("temp-memory-regression");
+    case CheckMetric::kRngMaterializedBytes:
+      return RuleIndex("rng-memory-regression");
+    case CheckMetric::kMaxPeak:
+    case CheckMetric::kMustFit:
+      return RuleIndex("peak-memory-limit");
+    case CheckMetric::kMaxWire:
+      return RuleIndex("collective-bytes-limit");
+    case CheckMetric::kWireBytes:
+    case CheckMetric::kWireBytesOfKind:
+      return RuleIndex("collective-bytes-regression");
+    case CheckMetric::kFindings:
+      break;  // findings are reported one by one, by their own rules
+  }
+  return RuleIndex("collective-bytes-regression");
 }
 
 nlohmann::ordered_json Location(std::string_view path, int64_t line, const SarifOptions& options) {
@@ -153,9 +166,9 @@ nlohmann::ordered_json SarifLog(const CheckRun& run, const SarifOptions& options
                  Location(m.figures.file, 0, options), std::move(properties)));
     }
     for (const CheckRow& row : m.rows) {
-      if (row.status == CheckStatus::kOk || row.metric == "findings") continue;
+      if (row.status == CheckStatus::kOk || row.metric == CheckMetric::kFindings) continue;
       nlohmann::ordered_json properties = module;
-      properties["metric"] = row.metric;
+      properties["metric"] = row.MetricName();
       properties["baseline"] =
           row.baseline ? nlohmann::ordered_json(*row.baseline) : nlohmann::ordered_json();
       properties["now"] = row.now;
