@@ -60,7 +60,7 @@ SPMDSIM_CORPUS_TEST("what is live at each position is the curve's and XLA's live
   int64_t checked = 0;
   for (const passes::TimelinePoint& point : r.timeline) {
     for (const passes::LiveBuffer& b : passes::LiveAt(r, point.time).buffers) {
-      if (b.kind != "temp") continue;
+      if (b.kind != passes::LiveBufferKind::kTemp) continue;
       const auto it = xla.ranges.find(b.instruction + b.index);
       if (it == xla.ranges.end()) continue;
       INFO(b.instruction << b.index << " at position " << point.time << ", XLA's range ["

@@ -250,7 +250,7 @@ SPMDSIM_CORPUS_TEST("the 20 largest temporaries at the peak are those XLA holds 
   for (const auto& [size, value] : xla.live) xla_live.insert(value);
   std::vector<int64_t> ours_sizes;
   for (const passes::LiveBuffer& b : r.live_at_peak) {
-    if (b.kind != "temp" || ours_sizes.size() == 20) continue;
+    if (b.kind != passes::LiveBufferKind::kTemp || ours_sizes.size() == 20) continue;
     ours_sizes.push_back(b.size_bytes);
     // Each of ours is a value XLA's assignment holds at its peak, named as XLA names it.
     INFO(b.instruction << b.index << " " << b.size_bytes << " B");

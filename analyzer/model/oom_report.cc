@@ -20,7 +20,7 @@ std::vector<dump::OomLogBuffer> PeakBuffersAsListed(const std::vector<passes::Li
     entry.label = b.opcode;
     entry.instruction = b.instruction;
     entry.shape = b.shape;
-    entry.allocation_type = b.kind;
+    entry.allocation_type = std::string(passes::LiveBufferKindName(b.kind));
     listed.push_back(std::move(entry));
   }
   return listed;

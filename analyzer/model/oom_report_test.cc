@@ -260,12 +260,12 @@ TEST_CASE("oom: a message without a listing is read with the --dump module's pea
   bits.opcode = "fusion";
   bits.shape = "u32[128,1024,768]";
   bits.op_name = "jit(step)/jvp(model)/dropout/jit(_bernoulli)/jit(_uniform)/threefry2x32";
-  bits.kind = "temp";
+  bits.kind = passes::LiveBufferKind::kTemp;
   passes::LiveBuffer param = bits;
   param.size_bytes = 4096;
   param.shape = "f32[1024]";
   param.op_name = "";
-  param.kind = "argument";
+  param.kind = passes::LiveBufferKind::kArgument;
   options.peak_buffers = PeakBuffersAsListed({bits, param});
   const std::optional<OomReport> with_dump = ParseOomLog(text, error, options);
   REQUIRE(with_dump);

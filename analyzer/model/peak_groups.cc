@@ -14,8 +14,8 @@ namespace spmdsim::analyzer {
 
 std::string BufferCategory(const passes::LiveBuffer& b, const RandomBitValues& random) {
   if (random.Contains(b.instruction + b.index)) return "random bits";
-  if (b.kind.starts_with("argument")) return "parameters";
-  if (b.kind == "output") return "outputs";
+  if (passes::IsArgumentKind(b.kind)) return "parameters";
+  if (b.kind == passes::LiveBufferKind::kOutput) return "outputs";
   // XLA's label is the opcode's name ("all-gather-start"); send/recv buffers count too.
   if (ir::CollectiveKindOf(ir::OpcodeFromName(b.opcode)) != ir::CollectiveKind::kNone) {
     return "collective buffers";

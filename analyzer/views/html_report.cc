@@ -258,9 +258,10 @@ void LiveAtPeak(const PeakMemoryResult& m, const RandomBitValues& random_values,
     out +=
         std::string(random ? "<tr class=\"rng\">" : "<tr>") + NumTd(static_cast<int64_t>(i + 1)) +
         BytesTd(b.size_bytes) + Td(b.instruction + (b.index == "{}" ? "" : b.index), "code") +
-        (random ? "<td>" + E(b.opcode + " (" + b.kind + ")") +
-                      " <span class=\"rngmark\">random bits</span></td>"
-                : Td(b.opcode + " (" + b.kind + ")")) +
+        (random
+             ? "<td>" + E(b.opcode + " (" + std::string(passes::LiveBufferKindName(b.kind)) + ")") +
+                   " <span class=\"rngmark\">random bits</span></td>"
+             : Td(b.opcode + " (" + std::string(passes::LiveBufferKindName(b.kind)) + ")")) +
         LongTd(b.shape, "shape") + LongTd(b.op_name, "long") + LongTd(b.source, "long") + "</tr>\n";
   }
   out += "</tbody></table>\n";

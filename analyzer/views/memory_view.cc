@@ -25,7 +25,7 @@ nlohmann::ordered_json LiveBufferJson(const passes::LiveBuffer& b) {
   return {{"size_bytes", b.size_bytes}, {"instruction", b.instruction},
           {"index", b.index},           {"opcode", b.opcode},
           {"shape", b.shape},           {"op_name", b.op_name},
-          {"source", b.source},         {"kind", b.kind}};
+          {"source", b.source},         {"kind", passes::LiveBufferKindName(b.kind)}};
 }
 
 nlohmann::ordered_json LiveAtToJson(const passes::LiveAtPosition& at,
@@ -51,7 +51,8 @@ void PrintLiveAtText(const passes::LiveAtPosition& at, const std::vector<std::st
     const passes::LiveBuffer& b = at.buffers[i];
     out << fmt::format("    {:>10}  {:<18}  {}{} ({}, {})  {}\n", HumanBytes(b.size_bytes),
                        i < categories.size() ? categories[i] : "", b.instruction,
-                       b.index == "{}" ? "" : b.index, b.opcode, b.kind, b.shape);
+                       b.index == "{}" ? "" : b.index, b.opcode, passes::LiveBufferKindName(b.kind),
+                       b.shape);
     if (!b.op_name.empty() || !b.source.empty()) {
       out << fmt::format("                {}{}\n", b.op_name,
                          b.source.empty() ? "" : "  (" + b.source + ")");
@@ -267,7 +268,7 @@ void PrintMemoryText(const dump::ModuleInput& input, const MemoryReport& report,
     out << fmt::format("      Operator: op_name=\"{}\"{}\n", b.op_name,
                        b.source.empty() ? "" : " source=" + b.source);
     out << fmt::format("      XLA Label: {} ({}{}, {})\n", b.opcode, b.instruction,
-                       b.index == "{}" ? "" : b.index, b.kind);
+                       b.index == "{}" ? "" : b.index, passes::LiveBufferKindName(b.kind));
     out << fmt::format("      Shape: {}\n", b.shape);
   }
   if (r.live_at_peak.size() > shown) {

@@ -105,8 +105,8 @@ std::string MemoryViewData(const ModuleReport& report, const RandomBitValues& ra
     fmt::format_to(to, "{}[{},{},{},{},{},{},{},{},{},{},{}]", i > 0 ? "," : "", stay.first,
                    stay.last, b.size_bytes, category_index.at(BufferCategory(b, random)),
                    strings.Index(b.instruction), strings.Index(b.index), strings.Index(b.opcode),
-                   strings.Index(b.kind), strings.Index(b.shape), strings.Index(b.op_name),
-                   strings.Index(b.source));
+                   strings.Index(passes::LiveBufferKindName(b.kind)), strings.Index(b.shape),
+                   strings.Index(b.op_name), strings.Index(b.source));
   }
   out += "],\"strings\":";
   AppendStrings(strings.strings(), out);

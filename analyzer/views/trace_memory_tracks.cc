@@ -143,7 +143,7 @@ void AddMemoryTracks(const ModuleReport& report, const passes::StepTimeline& tim
     const int64_t last = std::clamp<int64_t>(stay.last, first, positions - 1);
     live[c][first] = ir::SaturatingAdd(live[c][first], stay.buffer.size_bytes);
     live[c][last + 1] = ir::SaturatingSub(live[c][last + 1], stay.buffer.size_bytes);
-    if (stay.buffer.kind.starts_with("temp")) {
+    if (passes::IsTempKind(stay.buffer.kind)) {
       temps.push_back({&stay, c});
     } else {
       whole_bytes[c] = ir::SaturatingAdd(whole_bytes[c], stay.buffer.size_bytes);
@@ -227,7 +227,7 @@ void AddMemoryTracks(const ModuleReport& report, const passes::StepTimeline& tim
                         {"instruction", b.instruction + (b.index == "{}" ? "" : b.index)},
                         {"first_position", stay.first},
                         {"last_position", stay.last},
-                        {"kind", b.kind},
+                        {"kind", passes::LiveBufferKindName(b.kind)},
                         {"op_name", Cut(b.op_name)},
                         {"source", b.source}}}});
   }

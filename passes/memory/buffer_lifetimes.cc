@@ -86,10 +86,10 @@ void PeakMemoryBuilder::RecordLifetimes() {
     const int64_t size = intervals[static_cast<size_t>(canonical)].size;
     for (const auto& [first, last, holder] : Holders(std::move(stays))) {
       const int32_t id = intervals[static_cast<size_t>(holder)].buffer;
-      result_.lifetimes.push_back(
-          BufferLifetime{Describe(id >= values ? id - values : id, size,
-                                  id >= values ? "temp (recomputed)" : "temp"),
-                         first, last});
+      result_.lifetimes.push_back(BufferLifetime{
+          Describe(id >= values ? id - values : id, size,
+                   id >= values ? LiveBufferKind::kTempRecomputed : LiveBufferKind::kTemp),
+          first, last});
     }
   }
   // Arguments and outputs are live over the whole schedule.
@@ -125,7 +125,7 @@ LiveAtPosition LiveAt(const PeakMemoryResult& result, int64_t position) {
     if (stay.first > position) break;  // sorted by first position
     if (stay.last < position) continue;
     out.buffers.push_back(stay.buffer);
-    if (stay.buffer.kind.starts_with("temp")) live.Add(stay.buffer.size_bytes);
+    if (IsTempKind(stay.buffer.kind)) live.Add(stay.buffer.size_bytes);
   }
   out.live_bytes = live.Value();
   std::stable_sort(out.buffers.begin(), out.buffers.end(),

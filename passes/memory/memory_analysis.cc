@@ -13,6 +13,23 @@
 #include "passes/memory/peak_memory_builder.h"
 
 namespace spmdsim::passes {
+
+std::string_view LiveBufferKindName(LiveBufferKind kind) {
+  switch (kind) {
+    case LiveBufferKind::kTemp:
+      return "temp";
+    case LiveBufferKind::kTempRecomputed:
+      return "temp (recomputed)";
+    case LiveBufferKind::kArgument:
+      return "argument";
+    case LiveBufferKind::kArgumentOutput:
+      return "argument+output";
+    case LiveBufferKind::kOutput:
+      return "output";
+  }
+  return "unknown";
+}
+
 namespace memory_internal {
 
 std::string SourceOf(const ir::HloModule& module, const HloInstruction& instr) {
@@ -71,7 +88,7 @@ PeakMemoryResult PeakMemoryBuilder::Build() {
   return std::move(result_);
 }
 
-LiveBuffer PeakMemoryBuilder::Describe(int32_t value_id, int64_t size, const char* kind) const {
+LiveBuffer PeakMemoryBuilder::Describe(int32_t value_id, int64_t size, LiveBufferKind kind) const {
   const HloValue& value = df_.value(value_id);
   const HloInstruction& instr = *value.instruction;
   LiveBuffer live;
@@ -112,9 +129,9 @@ void PeakMemoryBuilder::ListLiveAtPeak() {
     const auto values = static_cast<int32_t>(df_.values().size());
     for (const auto& [canonical, interval] : holder) {
       const int32_t id = intervals[static_cast<size_t>(interval)].buffer;
-      listing.push_back(Describe(id >= values ? id - values : id,
-                                 intervals[static_cast<size_t>(canonical)].size,
-                                 id >= values ? "temp (recomputed)" : "temp"));
+      listing.push_back(
+          Describe(id >= values ? id - values : id, intervals[static_cast<size_t>(canonical)].size,
+                   id >= values ? LiveBufferKind::kTempRecomputed : LiveBufferKind::kTemp));
     }
   }
   for (LiveBuffer& buffer : WholeProgramBuffers()) listing.push_back(std::move(buffer));
@@ -140,10 +157,11 @@ std::vector<LiveBuffer> PeakMemoryBuilder::WholeProgramBuffers() const {
       for (int32_t id : buffer.values) {
         if (df_.value(id).instruction->opcode == Opcode::kParameter) param_value = id;
       }
-      out.push_back(Describe(param_value, BufferBytes(buffer),
-                             buffer.live_out ? "argument+output" : "argument"));
+      out.push_back(
+          Describe(param_value, BufferBytes(buffer),
+                   buffer.live_out ? LiveBufferKind::kArgumentOutput : LiveBufferKind::kArgument));
     } else if (kind == BufferKind::kOutput || kind == BufferKind::kTupleOutput) {
-      out.push_back(Describe(OutputHolder(buffer), BufferBytes(buffer), "output"));
+      out.push_back(Describe(OutputHolder(buffer), BufferBytes(buffer), LiveBufferKind::kOutput));
     }
   }
   return out;

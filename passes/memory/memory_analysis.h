@@ -28,6 +28,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,24 @@ struct MemoryAnalysisOptions {
   std::map<std::string, int64_t> resized_values;
 };
 
+// What a listed buffer is, as XLA's OOM listing and allocations name it.
+enum class LiveBufferKind : uint8_t {
+  kTemp,
+  kTempRecomputed,  // a what-if's copy of a value recomputed late (recompute_values)
+  kArgument,
+  kArgumentOutput,  // a parameter donated to an output
+  kOutput,
+};
+// "temp" | "temp (recomputed)" | "argument" | "argument+output" | "output": the name every output
+// writes (docs/JSON_SCHEMA.md).
+std::string_view LiveBufferKindName(LiveBufferKind kind);
+inline bool IsTempKind(LiveBufferKind kind) {
+  return kind == LiveBufferKind::kTemp || kind == LiveBufferKind::kTempRecomputed;
+}
+inline bool IsArgumentKind(LiveBufferKind kind) {
+  return kind == LiveBufferKind::kArgument || kind == LiveBufferKind::kArgumentOutput;
+}
+
 // One buffer live at the peak, in the vocabulary of XLA's OOM listing.
 struct LiveBuffer {
   int64_t size_bytes = 0;
@@ -86,7 +105,7 @@ struct LiveBuffer {
   std::string shape;        // Shape, without layout
   std::string op_name;      // metadata op_name
   std::string source;       // "file.py:76", empty when unknown
-  std::string kind;         // "temp", "argument", "output", "argument+output", "temp (recomputed)"
+  LiveBufferKind kind = LiveBufferKind::kTemp;
 };
 
 // One stay of a buffer in memory: the schedule positions [first, last] where it is live, at the

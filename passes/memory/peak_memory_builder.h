@@ -260,7 +260,7 @@ class PeakMemoryBuilder {
   // that are not fusions: reducers, comparators, map functions): one allocation each.
   int64_t ThreadLocalAllocationCount() const;
 
-  LiveBuffer Describe(int32_t value_id, int64_t size, const char* kind) const;
+  LiveBuffer Describe(int32_t value_id, int64_t size, LiveBufferKind kind) const;
 
   void ListLiveAtPeak();
 
