@@ -37,7 +37,7 @@ if [[ -n "${QUICK:-}" ]]; then
   exit 0
 fi
 
-step "scale test: 200k instructions, 1,024 devices, calls 60 deep; 100k-wide tuples; 100k temporaries dying at one concatenate; a 2,000-operand all-reduce; 50k donated parameters; every command in 10 s, 2 GiB"
+step "scale test: 200k instructions, 1,024 devices, calls 60 deep; 100k-wide tuples; 100k temporaries dying at one concatenate; a 10,000-operand all-reduce; 50k donated parameters; every command in 10 s, 2 GiB"
 python3 tools/scale_test.py --spmdsim build-test/analyzer/spmdsim
 
 step "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
