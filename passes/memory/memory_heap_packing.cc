@@ -230,9 +230,8 @@ bool PeakMemoryBuilder::TryShareOperand(const HloValue& value, int64_t t, int64_
       if (operand_top < 0) continue;
       for (int32_t operand_id : df_.ValueSet(operand_top)) {
         const HloInstruction* defining = df_.value(operand_id).instruction;
-        if (defining != operand && std::find(instr->operands.begin(), instr->operands.end(),
-                                             defining) == instr->operands.end()) {
-          continue;
+        if (defining != operand && sharing_memo_.operand_numbers.First(*instr, defining) < 0) {
+          continue;  // offered only where one of the user's operands defines it
         }
         if (offer(operand_id)) return true;
       }
